@@ -1,0 +1,38 @@
+# Two entry points for people: `make up` and `make test`. Everything else is plumbing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: up test lint venv lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+## Start the embedded local hub with simulated managed clusters and every controller.
+up: $(STAMP)
+	$(BIN)/ocm-rollout up $(ARGS)
+
+## Run the whole test suite.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check api controllers sandbox tests bench
+	$(BIN)/mypy api controllers
+
+## Refresh the constraints file from a fresh resolution (reviewed and committed by hand).
+lock:
+	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
+	.lockenv/bin/python -m pip install --quiet --upgrade pip
+	.lockenv/bin/python -m pip install --quiet '.[dev]'
+	.lockenv/bin/python -m pip freeze --exclude-editable | grep -v '^ocm-rollout' > constraints.txt
+	rm -rf .lockenv
+
+clean:
+	rm -rf $(VENV) .ocm-rollout .pytest_cache .mypy_cache .ruff_cache

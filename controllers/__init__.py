@@ -1,0 +1,1 @@
+"""Hub controllers of ocm-rollout: placement, ManifestWorkReplicaSet, addons, and the shared rollout planner."""

@@ -1,0 +1,7 @@
+"""Allow `python -m controllers`."""
+
+import sys
+
+from controllers.cli import main
+
+sys.exit(main())
