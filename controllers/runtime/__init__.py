@@ -1,0 +1,1 @@
+"""Runtime plumbing shared by the controllers: registry, queues, leader election, metrics."""
