@@ -1,0 +1,229 @@
+"""An in-process work queue keyed by object, with the semantics of client-go's workqueue.
+
+- A key is queued at most once however often it is added (de-duplication).
+- A key being processed is never handed to a second worker; adding it meanwhile marks it dirty
+  and it is queued again when the worker calls ``done``.
+- ``add_after`` queues a key once a delay has passed (the earliest requested time wins).
+- ``add_rate_limited`` queues it after an exponential back-off that ``forget`` resets.
+
+Controllers feed it from watch events (a change to a ManagedCluster re-queues the Placements
+that depend on it, and so on) instead of writing annotations to wake each other, and drain it
+with ``run_workers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+log = logging.getLogger(__name__)
+
+
+class QueueShutDown(Exception):
+    """Raised by ``get`` once the queue is shut down and drained of waiting keys."""
+
+
+class WorkQueue(Generic[K]):
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_delay: float = 0.005,
+        max_delay: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+        on_depth: Callable[[str, int], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        self._clock = clock
+        self._on_depth = on_depth
+        self._ready: list[K] = []  # FIFO of keys ready now
+        self._ready_set: set[K] = set()
+        self._processing: set[K] = set()
+        self._dirty: set[K] = set()  # re-added while processing
+        self._delayed: list[tuple[float, int, K]] = []  # heap of (due, seq, key)
+        self._due: dict[K, float] = {}  # earliest due time of each delayed key
+        self._failures: dict[K, int] = {}
+        self._seq = itertools.count()
+        self._changed = asyncio.Event()
+        self._shut_down = False
+
+    # -- adding ---------------------------------------------------------------------------
+    def add(self, key: K) -> None:
+        if self._shut_down:
+            return
+        self._due.pop(key, None)  # an immediate add supersedes a pending delayed one
+        if key in self._processing:
+            self._dirty.add(key)
+            return
+        if key not in self._ready_set:
+            self._ready.append(key)
+            self._ready_set.add(key)
+            self._report_depth()
+            self._changed.set()
+
+    def add_after(self, key: K, delay: float) -> None:
+        if self._shut_down:
+            return
+        if delay <= 0:
+            self.add(key)
+            return
+        if key in self._ready_set:
+            return  # already due now, earlier than asked
+        due = self._clock() + delay
+        current = self._due.get(key)
+        if current is not None and current <= due:
+            return
+        self._due[key] = due
+        heapq.heappush(self._delayed, (due, next(self._seq), key))
+        self._changed.set()
+
+    def add_rate_limited(self, key: K) -> None:
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        self.add_after(key, self.backoff(failures))
+
+    def backoff(self, failures: int) -> float:
+        """The delay before retry number ``failures + 1`` of a key."""
+        return min(self._max_delay, self._base_delay * (2 ** min(failures, 62)))
+
+    def forget(self, key: K) -> None:
+        self._failures.pop(key, None)
+
+    def failures(self, key: K) -> int:
+        return self._failures.get(key, 0)
+
+    # -- taking ---------------------------------------------------------------------------
+    def _promote_due(self) -> float | None:
+        """Move delayed keys whose time has come to the ready list; return seconds to the next."""
+        now = self._clock()
+        while self._delayed:
+            due, _, key = self._delayed[0]
+            if self._due.get(key) != due:
+                heapq.heappop(self._delayed)  # superseded entry
+                continue
+            if due > now:
+                return due - now
+            heapq.heappop(self._delayed)
+            del self._due[key]
+            if key in self._processing:
+                self._dirty.add(key)
+            elif key not in self._ready_set:
+                self._ready.append(key)
+                self._ready_set.add(key)
+                self._report_depth()
+        return None
+
+    async def get(self) -> K:
+        """Wait for a key and mark it as being processed; call ``done`` when finished."""
+        while True:
+            wait = self._promote_due()
+            if self._ready:
+                key = self._ready.pop(0)
+                self._ready_set.discard(key)
+                self._processing.add(key)
+                self._report_depth()
+                return key
+            if self._shut_down:
+                raise QueueShutDown(self.name)
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout=wait)
+            except TimeoutError:
+                pass
+
+    def done(self, key: K) -> None:
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._dirty.discard(key)
+            self.add(key)
+
+    # -- state ----------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._ready)
+
+    def pending(self) -> int:
+        """Keys waiting now or later (not counting those being processed)."""
+        return len(self._ready_set | set(self._due))
+
+    def is_queued(self, key: K) -> bool:
+        return key in self._ready_set or key in self._due or key in self._dirty
+
+    def shut_down(self) -> None:
+        self._shut_down = True
+        self._ready.clear()
+        self._ready_set.clear()
+        self._delayed.clear()
+        self._due.clear()
+        self._dirty.clear()
+        self._report_depth()
+        self._changed.set()
+
+    def _report_depth(self) -> None:
+        if self._on_depth is not None:
+            self._on_depth(self.name, len(self._ready))
+
+
+Reconcile = Callable[[K], Awaitable[float | None]]
+"""A reconcile function: returns seconds after which to look at the key again, or None."""
+
+
+async def run_workers(
+    queue: WorkQueue[K],
+    reconcile: Reconcile[K],
+    *,
+    workers: int = 1,
+    on_result: Callable[[str, float, BaseException | None], None] | None = None,
+) -> None:
+    """Drain ``queue`` with ``workers`` concurrent reconcilers until the queue shuts down.
+
+    A reconcile that raises is retried with back-off; one that returns a number of seconds is
+    looked at again after that long; a successful one resets the key's back-off.
+    ``on_result(queue_name, seconds_taken, error_or_None)`` is called after every reconcile.
+    """
+
+    async def worker() -> None:
+        while True:
+            try:
+                key = await queue.get()
+            except QueueShutDown:
+                return
+            started = time.monotonic()
+            error: BaseException | None = None
+            try:
+                requeue_after = await reconcile(key)
+            except asyncio.CancelledError:
+                queue.done(key)
+                raise
+            except Exception as exc:
+                error = exc
+                log.warning(
+                    "reconcile failed",
+                    extra={"key": str(key), "queue": queue.name, "error": repr(exc)},
+                    exc_info=True,
+                )
+                queue.done(key)
+                queue.add_rate_limited(key)
+            else:
+                queue.forget(key)
+                queue.done(key)
+                if requeue_after is not None:
+                    queue.add_after(key, requeue_after)
+            if on_result is not None:
+                on_result(queue.name, time.monotonic() - started, error)
+
+    tasks = [asyncio.create_task(worker(), name=f"{queue.name}-worker-{i}") for i in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

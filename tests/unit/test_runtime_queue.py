@@ -1,0 +1,152 @@
+"""The in-process work queue behaves like client-go's workqueue."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from controllers.runtime.queue import QueueShutDown, WorkQueue, run_workers
+
+
+async def test_adding_a_key_twice_queues_it_once() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    q.add("a")
+    q.add("a")
+    q.add("b")
+    assert len(q) == 2
+    assert await q.get() == "a"
+    assert await q.get() == "b"
+
+
+async def test_key_added_while_processing_is_requeued_after_done() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    q.add("a")
+    key = await q.get()
+    q.add("a")
+    assert len(q) == 0  # not handed out twice at once
+    q.done(key)
+    assert len(q) == 1
+    assert await q.get() == "a"
+
+
+async def test_add_after_waits_for_the_delay() -> None:
+    fake_now = [100.0]
+    q: WorkQueue[str] = WorkQueue("t", clock=lambda: fake_now[0])
+    q.add_after("a", 10)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(q.get(), timeout=0.05)
+    fake_now[0] = 110.0
+    assert await asyncio.wait_for(q.get(), timeout=1) == "a"
+
+
+async def test_add_after_keeps_the_earliest_time() -> None:
+    fake_now = [0.0]
+    q: WorkQueue[str] = WorkQueue("t", clock=lambda: fake_now[0])
+    q.add_after("a", 5)
+    q.add_after("a", 50)
+    fake_now[0] = 5.0
+    assert await asyncio.wait_for(q.get(), timeout=1) == "a"
+
+
+async def test_immediate_add_supersedes_a_delayed_one() -> None:
+    fake_now = [0.0]
+    q: WorkQueue[str] = WorkQueue("t", clock=lambda: fake_now[0])
+    q.add_after("a", 60)
+    q.add("a")
+    assert await asyncio.wait_for(q.get(), timeout=1) == "a"
+    q.done("a")
+    fake_now[0] = 61.0
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(q.get(), timeout=0.05)
+
+
+async def test_real_delay_wakes_a_waiting_getter() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    q.add_after("a", 0.02)
+    assert await asyncio.wait_for(q.get(), timeout=2) == "a"
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    q: WorkQueue[str] = WorkQueue("t", base_delay=1.0, max_delay=10.0)
+    assert [q.backoff(n) for n in range(6)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+async def test_rate_limited_adds_count_failures_and_forget_resets_them() -> None:
+    q: WorkQueue[str] = WorkQueue("t", base_delay=0.001)
+    q.add_rate_limited("a")
+    q.add_rate_limited("a")
+    assert q.failures("a") == 2
+    q.forget("a")
+    assert q.failures("a") == 0
+
+
+async def test_shutdown_releases_waiting_getters() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.shut_down()
+    with pytest.raises(QueueShutDown):
+        await asyncio.wait_for(getter, timeout=1)
+
+
+async def test_depth_is_reported() -> None:
+    depths: list[int] = []
+    q: WorkQueue[str] = WorkQueue("t", on_depth=lambda _name, depth: depths.append(depth))
+    q.add("a")
+    q.add("b")
+    await q.get()
+    assert depths == [1, 2, 1]
+
+
+async def test_workers_retry_failures_and_honour_requeue_after() -> None:
+    q: WorkQueue[str] = WorkQueue("t", base_delay=0.001)
+    calls: list[str] = []
+    finished = asyncio.Event()
+    results: list[BaseException | None] = []
+
+    async def reconcile(key: str) -> float | None:
+        calls.append(key)
+        if len(calls) == 1:
+            raise RuntimeError("first attempt fails")
+        if len(calls) == 2:
+            return 0.001  # look again soon
+        finished.set()
+        return None
+
+    q.add("a")
+    runner = asyncio.create_task(
+        run_workers(q, reconcile, workers=2, on_result=lambda _n, _s, err: results.append(err))
+    )
+    await asyncio.wait_for(finished.wait(), timeout=5)
+    q.shut_down()
+    await asyncio.wait_for(runner, timeout=5)
+    assert calls == ["a", "a", "a"]
+    assert isinstance(results[0], RuntimeError)
+    assert results[1:] == [None, None]
+    assert q.failures("a") == 0
+
+
+async def test_one_key_is_never_reconciled_by_two_workers_at_once() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    active = 0
+    peak = 0
+    count = 0
+    done = asyncio.Event()
+
+    async def reconcile(key: str) -> float | None:
+        nonlocal active, peak, count
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.005)
+        q.add(key)  # a watch event arriving mid-reconcile
+        active -= 1
+        count += 1
+        if count == 5:
+            done.set()
+            q.shut_down()
+        return None
+
+    q.add("a")
+    await asyncio.wait_for(asyncio.gather(run_workers(q, reconcile, workers=4), done.wait()), timeout=5)
+    assert peak == 1
