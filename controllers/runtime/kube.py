@@ -1,0 +1,266 @@
+"""A small async facade over the official ``kubernetes`` client for the controllers.
+
+Objects travel as plain JSON dicts (the wire form); the controllers parse them through the
+pydantic models in ``api/``. Every call goes through the same code path against a real cluster
+and against the local hub: a kubeconfig (or the in-cluster config) and HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import kubernetes
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One REST resource: ``group`` is "" for the core API."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [root]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.plural)
+        if name is not None:
+            parts.append(quote(name, safe=""))
+            if subresource:
+                parts.append(subresource)
+        return "/".join(parts)
+
+
+CLUSTER_GROUP = "cluster.open-cluster-management.io"
+WORK_GROUP = "work.open-cluster-management.io"
+ADDON_GROUP = "addon.open-cluster-management.io"
+
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+EVENTS = Resource("", "v1", "events", "Event")
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+MANAGED_CLUSTERS = Resource(CLUSTER_GROUP, "v1", "managedclusters", "ManagedCluster", namespaced=False)
+MANAGED_CLUSTER_SETS = Resource(CLUSTER_GROUP, "v1beta2", "managedclustersets", "ManagedClusterSet", namespaced=False)
+MANAGED_CLUSTER_SET_BINDINGS = Resource(CLUSTER_GROUP, "v1beta2", "managedclustersetbindings", "ManagedClusterSetBinding")
+PLACEMENTS = Resource(CLUSTER_GROUP, "v1beta1", "placements", "Placement")
+PLACEMENT_DECISIONS = Resource(CLUSTER_GROUP, "v1beta1", "placementdecisions", "PlacementDecision")
+ADDON_PLACEMENT_SCORES = Resource(CLUSTER_GROUP, "v1alpha1", "addonplacementscores", "AddOnPlacementScore")
+MANIFEST_WORKS = Resource(WORK_GROUP, "v1", "manifestworks", "ManifestWork")
+MANIFEST_WORK_REPLICA_SETS = Resource(WORK_GROUP, "v1alpha1", "manifestworkreplicasets", "ManifestWorkReplicaSet")
+CLUSTER_MANAGEMENT_ADDONS = Resource(
+    ADDON_GROUP, "v1alpha1", "clustermanagementaddons", "ClusterManagementAddOn", namespaced=False
+)
+MANAGED_CLUSTER_ADDONS = Resource(ADDON_GROUP, "v1alpha1", "managedclusteraddons", "ManagedClusterAddOn")
+ADDON_DEPLOYMENT_CONFIGS = Resource(ADDON_GROUP, "v1alpha1", "addondeploymentconfigs", "AddOnDeploymentConfig")
+
+
+class KubeError(Exception):
+    """A non-2xx answer from the API server, with its Status reason and message."""
+
+    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body = body or {}
+
+
+class NotFound(KubeError):
+    pass
+
+
+class Conflict(KubeError):
+    """409: a stale resourceVersion (reason Conflict) or an existing name (AlreadyExists)."""
+
+
+class Invalid(KubeError):
+    pass
+
+
+class Forbidden(KubeError):
+    pass
+
+
+_ERRORS: dict[int, type[KubeError]] = {404: NotFound, 409: Conflict, 422: Invalid, 403: Forbidden}
+
+
+def _error_from(status: int, reason: str, data: bytes | str | None) -> KubeError:
+    body: JSON = {}
+    if data:
+        try:
+            parsed = json.loads(data)
+            if isinstance(parsed, dict):
+                body = parsed
+        except ValueError:
+            body = {"message": data.decode() if isinstance(data, bytes) else data}
+    cls = _ERRORS.get(status, KubeError)
+    return cls(status, str(body.get("reason") or reason), str(body.get("message") or reason), body)
+
+
+def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> ApiClient:
+    """An ApiClient from a kubeconfig file, or the in-cluster config when none is given and
+    the process runs in a pod, or the default kubeconfig otherwise."""
+    configuration = kubernetes.client.Configuration()
+    if kubeconfig is None:
+        try:
+            kubernetes.config.load_incluster_config(client_configuration=configuration)
+            return ApiClient(configuration)
+        except kubernetes.config.ConfigException:
+            pass
+    kubernetes.config.load_kube_config(
+        config_file=kubeconfig, context=context, client_configuration=configuration
+    )
+    return ApiClient(configuration)
+
+
+class Kube:
+    """Async CRUD over JSON dicts. Calls run the sync client in worker threads."""
+
+    def __init__(self, api_client: ApiClient, *, field_manager: str = "ocm-rollout") -> None:
+        self.api_client = api_client
+        self.field_manager = field_manager
+
+    # -- the one primitive ------------------------------------------------------------------
+    def request_sync(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> JSON:
+        url_path = path + ("?" + urlencode(query) if query else "")
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        serialized = self.api_client.param_serialize(
+            method=method,
+            resource_path=url_path,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            response = self.api_client.call_api(*serialized)
+            data = response.read()
+        except ApiException as exc:
+            raise _error_from(int(exc.status or 0), str(exc.reason), exc.body) from None
+        if not 200 <= response.status <= 299:
+            raise _error_from(response.status, str(response.reason), data)
+        if not data:
+            return {}
+        parsed = json.loads(data)
+        return parsed if isinstance(parsed, dict) else {"items": parsed}
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> JSON:
+        return await asyncio.to_thread(
+            self.request_sync, method, path, query=query, body=body, content_type=content_type
+        )
+
+    # -- verbs ------------------------------------------------------------------------------
+    async def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON:
+        return await self.request("GET", res.path(namespace, name))
+
+    async def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        try:
+            return await self.get(res, name, namespace)
+        except NotFound:
+            return None
+
+    async def list_objects(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[JSON]:
+        """Every object, following ``continue`` tokens; ``namespace=None`` lists all namespaces."""
+        items: list[JSON] = []
+        query: dict[str, str] = {"limit": "500"}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        while True:
+            page = await self.request("GET", res.path(namespace), query=query)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            query["continue"] = token
+
+    async def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return await self.request(
+            "POST", res.path(namespace), body=body, query={"fieldManager": self.field_manager}
+        )
+
+    async def replace(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        name = body["metadata"]["name"]
+        return await self.request(
+            "PUT", res.path(namespace, name), body=body, query={"fieldManager": self.field_manager}
+        )
+
+    async def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: JSON | list[JSON],
+        namespace: str | None = None,
+        *,
+        subresource: str | None = None,
+    ) -> JSON:
+        """A merge patch (dict) or a JSON patch (list of operations)."""
+        content_type = "application/json-patch+json" if isinstance(patch, list) else "application/merge-patch+json"
+        return await self.request(
+            "PATCH",
+            res.path(namespace, name, subresource),
+            body=patch,
+            content_type=content_type,
+            query={"fieldManager": self.field_manager},
+        )
+
+    async def patch_status(self, res: Resource, name: str, patch: JSON | list[JSON], namespace: str | None = None) -> JSON:
+        return await self.patch(res, name, patch, namespace, subresource="status")
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        ignore_missing: bool = True,
+    ) -> JSON | None:
+        body: JSON = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        try:
+            return await self.request("DELETE", res.path(namespace, name), body=body)
+        except NotFound:
+            if ignore_missing:
+                return None
+            raise
