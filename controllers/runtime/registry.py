@@ -1,7 +1,12 @@
 """Which controllers exist and how their kopf handlers are wired.
 
-Every controller is a module exposing ``setup(registry: kopf.OperatorRegistry) -> None``, which
-registers its handlers (and any in-process queues or timers) on the given registry. Both
+Every controller is a module exposing
+``setup(registry: kopf.OperatorRegistry, context: ControllerContext) -> None``, which registers
+its handlers on the given registry: informers (``controllers.runtime.informer``) that feed an
+in-process ``WorkQueue`` (``controllers.runtime.queue``), plus ``kopf.on.startup`` /
+``kopf.on.cleanup`` handlers that start and stop its workers (``run_workers``). Workers read the
+informers' caches (complete before any kopf event handler runs) and write through
+``context.kube``. Both
 ``ocm-rollout run`` (a real cluster) and ``ocm-rollout up`` (the local hub) build the operator
 from the same registry, so a controller runs the same way everywhere.
 """
@@ -9,10 +14,14 @@ from the same registry, so a controller runs the same way everywhere.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol, cast
 
 import kopf
+
+from controllers.runtime.kube import Kube
 
 # Name on the command line -> module path. The order is the start order.
 CONTROLLER_MODULES: dict[str, str] = {
@@ -22,8 +31,30 @@ CONTROLLER_MODULES: dict[str, str] = {
 }
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class ControllerContext:
+    """What every controller gets from whoever runs it (``run`` or ``up``)."""
+
+    kube: Kube
+    # The clock the controllers pass to the pure cores; tests may replace it.
+    clock: Callable[[], datetime] = utc_now
+    # Namespaces to watch; None means all.
+    namespaces: list[str] | None = None
+    workers: int = 2
+    # Metrics hooks (no-ops unless the runner wires them to Prometheus).
+    on_reconcile: Callable[[str, float, BaseException | None], None] | None = None
+    on_queue_depth: Callable[[str, int], None] | None = None
+    # Free-form extras a controller may publish for others in the same process
+    # (for example the placement debug endpoint's data).
+    extras: dict[str, object] = field(default_factory=dict)
+
+
 class ControllerModule(Protocol):
-    def setup(self, registry: kopf.OperatorRegistry) -> None: ...
+    def setup(self, registry: kopf.OperatorRegistry, context: ControllerContext) -> None: ...
 
 
 class UnknownControllerError(ValueError):
@@ -62,12 +93,12 @@ def parse_controller_names(spec: str | None) -> list[str]:
     return names
 
 
-def build_registry(names: Iterable[str]) -> kopf.OperatorRegistry:
+def build_registry(names: Iterable[str], context: ControllerContext) -> kopf.OperatorRegistry:
     """A fresh kopf registry with the handlers of the named controllers."""
     registry = kopf.OperatorRegistry()
     for name in names:
         module = _load(name)
         if module is None:
             raise UnknownControllerError(f"controller not available in this build: {name}")
-        module.setup(registry)
+        module.setup(registry, context)
     return registry

@@ -1,0 +1,132 @@
+"""Live caches of watched resources, fed by kopf.
+
+kopf runs no event handler before every resource that has an index handler has been fully
+listed, so once any handler of an ``InformerSet`` has run, every cache of the set is complete.
+The controllers' workers read from these caches and never reconcile before that moment: a
+reconcile never sees a half-listed world (which could, for example, drop decisions of clusters
+not listed yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import kopf
+
+from controllers.runtime.kube import JSON, Resource
+
+EventCallback = Callable[[str, JSON], None]
+"""Called with the event type ("ADDED", "MODIFIED", "DELETED", or "" for the initial listing)
+and the object, after the cache has been updated."""
+
+_Key = tuple[str, str]  # (namespace or "", name)
+
+
+class Informer:
+    """The cache of one resource kind. Read it only after ``InformerSet.synced`` is set."""
+
+    def __init__(self, resource: Resource, index_id: str) -> None:
+        self.resource = resource
+        self.index_id = index_id
+        self._index: kopf.Index[_Key, JSON] | None = None
+        self.callbacks: list[EventCallback] = []
+
+    def _bind(self, index: kopf.Index[_Key, JSON]) -> None:
+        self._index = index
+
+    @property
+    def bound(self) -> bool:
+        return self._index is not None
+
+    def get(self, name: str, namespace: str | None = None) -> JSON | None:
+        if self._index is None:
+            return None
+        key = (namespace or "", name)
+        if key not in self._index:
+            return None
+        for body in self._index[key]:
+            return body
+        return None
+
+    def __iter__(self) -> Iterator[JSON]:
+        if self._index is None:
+            return
+        for key in list(self._index):
+            yield from self._index[key]
+
+    def select(self, namespace: str | None = None, *, labels: dict[str, str] | None = None) -> list[JSON]:
+        """Objects (optionally of one namespace, optionally with these exact labels), by name."""
+        result = []
+        for body in self:
+            meta = body.get("metadata") or {}
+            if namespace is not None and (meta.get("namespace") or "") != namespace:
+                continue
+            if labels:
+                have = meta.get("labels") or {}
+                if any(have.get(k) != v for k, v in labels.items()):
+                    continue
+            result.append(body)
+        result.sort(key=lambda b: ((b["metadata"].get("namespace") or ""), b["metadata"]["name"]))
+        return result
+
+    def __len__(self) -> int:
+        return 0 if self._index is None else len(self._index)
+
+
+class InformerSet:
+    """The informers of one controller, registered on one kopf registry."""
+
+    def __init__(self, registry: kopf.OperatorRegistry, prefix: str) -> None:
+        self.registry = registry
+        self.prefix = prefix
+        self.informers: dict[Resource, Informer] = {}
+        self.synced = asyncio.Event()
+
+    def watch(self, resource: Resource, callback: EventCallback | None = None) -> Informer:
+        """Cache ``resource`` and call ``callback`` on each of its events."""
+        informer = self.informers.get(resource)
+        if informer is None:
+            index_id = f"{self.prefix}_{resource.plural}_{resource.version}".replace("-", "_")
+            informer = Informer(resource, index_id)
+            self.informers[resource] = informer
+            self._register(informer)
+        if callback is not None:
+            informer.callbacks.append(callback)
+        return informer
+
+    def _bind_all(self, kwargs: dict[str, Any]) -> None:
+        if self.synced.is_set():
+            return
+        for informer in self.informers.values():
+            informer._bind(kwargs[informer.index_id])
+        self.synced.set()
+
+    def _register(self, informer: Informer) -> None:
+        res = informer.resource
+
+        def index_fn(name: str, namespace: str | None, body: kopf.Body, **_: Any) -> dict[_Key, JSON]:
+            return {(namespace or "", name): _plain(body)}
+
+        def event_fn(event: kopf.RawEvent, body: kopf.Body, **kwargs: Any) -> None:
+            self._bind_all(kwargs)
+            event_type = str(event.get("type") or "")
+            obj = _plain(body)
+            for callback in informer.callbacks:
+                callback(event_type, obj)
+
+        kopf.index(res.group, res.version, res.plural, id=informer.index_id, registry=self.registry)(index_fn)
+        kopf.on.event(
+            res.group, res.version, res.plural, id=f"{informer.index_id}_events", registry=self.registry
+        )(event_fn)
+
+    async def wait_synced(self) -> None:
+        await self.synced.wait()
+
+
+def _plain(body: kopf.Body) -> JSON:
+    """A private deep copy of the object: kopf's bodies are views over its own memory."""
+    raw = getattr(body, "_src", None)
+    return copy.deepcopy(raw if isinstance(raw, dict) else dict(body))
