@@ -1,0 +1,218 @@
+"""cluster.open-cluster-management.io/v1alpha1: AddOnPlacementScore and the rollout strategy types.
+
+The rollout strategy types are not a kind of their own: ManifestWorkReplicaSet and
+ClusterManagementAddOn embed ``RolloutStrategy`` (OCM defines them in this API package).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from api.meta import (
+    CRD,
+    DEFAULTED,
+    ConditionList,
+    Int32,
+    IntOrPercentValue,
+    KindInfo,
+    MinSuccessTime,
+    OCMModel,
+    OCMObject,
+    ProgressDeadline,
+    Threshold,
+    Time,
+    parse_int_or_percent,
+    parse_min_success_time,
+    parse_progress_deadline,
+)
+
+GROUP = "cluster.open-cluster-management.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+RolloutType = Literal["All", "Progressive", "ProgressivePerGroup"]
+ROLLOUT_TYPES: tuple[str, ...] = ("All", "Progressive", "ProgressivePerGroup")
+
+# --------------------------------------------------------------------------------------------
+# AddOnPlacementScore
+# --------------------------------------------------------------------------------------------
+
+
+class AddOnPlacementScoreItem(OCMModel):
+    """One named score."""
+
+    name: Annotated[str, Field(description="The score name, referenced by Placements as scoreName.")]
+    value: Annotated[
+        Int32, Field(ge=-100, le=100, description="The score, from -100 to 100.")
+    ]
+
+
+class AddOnPlacementScoreStatus(OCMModel):
+    """The scores a provider publishes for one cluster."""
+
+    conditions: ConditionList = Field(default_factory=list)
+    scores: Annotated[
+        list[AddOnPlacementScoreItem],
+        CRD(list_type="map", list_map_keys=("name",)),
+        Field(description="The scores, one per name."),
+    ] = Field(default_factory=list)
+    valid_until: Annotated[
+        Time | None,
+        Field(description="After this time the scores are stale and placements score the cluster 0."),
+    ] = None
+
+
+class AddOnPlacementScore(OCMObject):
+    """Scores published for one managed cluster (in the cluster's namespace) by a score
+    provider; Placements with an AddOn prioritizer read them."""
+
+    KIND = KindInfo(
+        group=GROUP,
+        version=VERSION,
+        kind="AddOnPlacementScore",
+        plural="addonplacementscores",
+        singular="addonplacementscore",
+        scope="Namespaced",
+    )
+
+    status: Annotated[
+        AddOnPlacementScoreStatus, Field(description="The published scores.")
+    ] = Field(default_factory=AddOnPlacementScoreStatus)
+
+
+# --------------------------------------------------------------------------------------------
+# Rollout strategy
+# --------------------------------------------------------------------------------------------
+
+
+class RolloutConfig(OCMModel):
+    """Timing and failure tolerance shared by every rollout type."""
+
+    min_success_time: Annotated[MinSuccessTime, DEFAULTED] = "0"
+    progress_deadline: Annotated[ProgressDeadline, DEFAULTED] = "None"
+    max_failures: Annotated[
+        Threshold,
+        Field(
+            description=(
+                "How many clusters (a number, or a percentage of the clusters) may fail or time out "
+                "before the rollout stops; 0 tolerates no failure."
+            )
+        ),
+        DEFAULTED,
+    ] = 0
+
+    def deadline_ns(self) -> int | None:
+        """progressDeadline in nanoseconds, or None when unlimited."""
+        return parse_progress_deadline(self.progress_deadline)
+
+    def min_success_ns(self) -> int:
+        """minSuccessTime in nanoseconds."""
+        return parse_min_success_time(self.min_success_time)
+
+    def max_failures_value(self) -> IntOrPercentValue:
+        return parse_int_or_percent(self.max_failures)
+
+
+class MandatoryDecisionGroup(OCMModel):
+    """A decision group that must be rolled out first, by name or by index."""
+
+    group_name: Annotated[
+        str | None,
+        Field(description="Select every decision group with this name (takes precedence over groupIndex)."),
+    ] = None
+    group_index: Annotated[
+        Int32 | None, Field(description="Select the decision group with this index.")
+    ] = None
+
+
+MandatoryDecisionGroupList = Annotated[
+    list[MandatoryDecisionGroup],
+    Field(
+        description=(
+            "Decision groups rolled out before all others, tolerating no failure; the rollout moves "
+            "on only once they all succeed."
+        )
+    ),
+]
+
+
+class RolloutAll(RolloutConfig):
+    """Apply to every selected cluster at once."""
+
+
+class RolloutProgressive(RolloutConfig):
+    """Apply cluster by cluster, at most maxConcurrency at a time, mandatory groups first."""
+
+    mandatory_decision_groups: MandatoryDecisionGroupList = Field(default_factory=list)
+    max_concurrency: Annotated[
+        Threshold | None,
+        Field(
+            description=(
+                "How many clusters (a number, or a percentage of the non-mandatory clusters) are "
+                "rolled out at the same time; unset means all of them."
+            )
+        ),
+    ] = None
+
+    def max_concurrency_value(self) -> IntOrPercentValue:
+        return parse_int_or_percent(self.max_concurrency)
+
+
+class RolloutProgressivePerGroup(RolloutConfig):
+    """Apply decision group by decision group, mandatory groups first."""
+
+    mandatory_decision_groups: MandatoryDecisionGroupList = Field(default_factory=list)
+
+
+class RolloutStrategy(OCMModel):
+    """How a change is rolled out to the clusters a Placement selects.
+
+    The older spelling ``rolloutType`` (used in some OCM documentation) is accepted and read
+    as ``type``.
+    """
+
+    type: Annotated[
+        RolloutType,
+        Field(
+            description=(
+                "All (every cluster at once), Progressive (cluster by cluster) or ProgressivePerGroup "
+                "(decision group by decision group)."
+            )
+        ),
+        DEFAULTED,
+    ] = "All"
+    all: Annotated[RolloutAll | None, Field(description="Settings of the All type.")] = None
+    progressive: Annotated[
+        RolloutProgressive | None, Field(description="Settings of the Progressive type.")
+    ] = None
+    progressive_per_group: Annotated[
+        RolloutProgressivePerGroup | None,
+        Field(description="Settings of the ProgressivePerGroup type."),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_rollout_type(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "rolloutType" not in data:
+            return data
+        data = dict(data)
+        legacy = data.pop("rolloutType")
+        current = data.get("type")
+        if current is not None and current != legacy:
+            raise ValueError(
+                f"rolloutType {legacy!r} and type {current!r} disagree; rolloutType is the old "
+                "spelling of type, set only type"
+            )
+        data["type"] = legacy
+        return data
+
+    def config(self) -> RolloutConfig:
+        """The settings of the selected type (an empty body when absent)."""
+        if self.type == "Progressive":
+            return self.progressive or RolloutProgressive()
+        if self.type == "ProgressivePerGroup":
+            return self.progressive_per_group or RolloutProgressivePerGroup()
+        return self.all or RolloutAll()
+

@@ -1,0 +1,250 @@
+"""Every label key, annotation, finalizer, condition type and reason, and the other literal
+values users see, defined once. Names follow OCM's; values are exactly OCM's strings."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --------------------------------------------------------------------------------------------
+# API groups
+# --------------------------------------------------------------------------------------------
+CLUSTER_GROUP: Final = "cluster.open-cluster-management.io"
+WORK_GROUP: Final = "work.open-cluster-management.io"
+ADDON_GROUP: Final = "addon.open-cluster-management.io"
+
+# --------------------------------------------------------------------------------------------
+# Label keys
+# --------------------------------------------------------------------------------------------
+LABEL_CLUSTER_SET: Final = "cluster.open-cluster-management.io/clusterset"
+LABEL_PLACEMENT: Final = "cluster.open-cluster-management.io/placement"
+LABEL_DECISION_GROUP_NAME: Final = "cluster.open-cluster-management.io/decision-group-name"
+LABEL_DECISION_GROUP_INDEX: Final = "cluster.open-cluster-management.io/decision-group-index"
+LABEL_MANIFESTWORK_REPLICASET: Final = "work.open-cluster-management.io/manifestworkreplicaset"
+LABEL_PLACEMENT_NAME: Final = "work.open-cluster-management.io/placementname"
+LABEL_ADDON_NAME: Final = "open-cluster-management.io/addon-name"
+LABEL_ADDON_NAMESPACE: Final = "open-cluster-management.io/addon-namespace"
+LABEL_SPOKE_ONLY: Final = "open-cluster-management.io/spoke-only"
+LABEL_AGGREGATE_TO_WORK: Final = "open-cluster-management.io/aggregate-to-work"
+
+# --------------------------------------------------------------------------------------------
+# Annotations
+# --------------------------------------------------------------------------------------------
+ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE: Final = (
+    "cluster.open-cluster-management.io/experimental-scheduling-disable"
+)
+ANNOTATION_ADDON_LIFECYCLE: Final = "addon.open-cluster-management.io/lifecycle"
+ADDON_LIFECYCLE_ADDON_MANAGER: Final = "addon-manager"
+ADDON_LIFECYCLE_SELF: Final = "self"
+ANNOTATION_CONFIG_SPEC_HASH: Final = "open-cluster-management.io/config-spec-hash"
+ANNOTATION_HOSTING_CLUSTER_NAME: Final = "addon.open-cluster-management.io/hosting-cluster-name"
+ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE: Final = (
+    "addon.open-cluster-management.io/v1alpha1-install-namespace"
+)
+# ManagedCluster annotations with this prefix are copied to the add-ons of Placements strategies.
+ADDON_ANNOTATION_PREFIX: Final = "addon.open-cluster-management.io"
+
+# --------------------------------------------------------------------------------------------
+# Finalizers
+# --------------------------------------------------------------------------------------------
+FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP: Final = "work.open-cluster-management.io/manifest-work-cleanup"
+FINALIZER_MANIFESTWORK_AGENT_CLEANUP: Final = "cluster.open-cluster-management.io/manifest-work-cleanup"
+
+# --------------------------------------------------------------------------------------------
+# Taints and claims
+# --------------------------------------------------------------------------------------------
+TAINT_CLUSTER_UNAVAILABLE: Final = "cluster.open-cluster-management.io/unavailable"
+TAINT_CLUSTER_UNREACHABLE: Final = "cluster.open-cluster-management.io/unreachable"
+TAINT_EFFECT_NO_SELECT: Final = "NoSelect"
+TAINT_EFFECT_PREFER_NO_SELECT: Final = "PreferNoSelect"
+TAINT_EFFECT_NO_SELECT_IF_NEW: Final = "NoSelectIfNew"
+TOLERATION_OP_EQUAL: Final = "Equal"
+TOLERATION_OP_EXISTS: Final = "Exists"
+CLAIM_CLUSTER_ID: Final = "id.k8s.io"
+CLAIM_PLATFORM: Final = "platform.open-cluster-management.io"
+
+# --------------------------------------------------------------------------------------------
+# Well-known names
+# --------------------------------------------------------------------------------------------
+CLUSTER_SET_DEFAULT: Final = "default"
+CLUSTER_SET_GLOBAL: Final = "global"
+RESERVED_NO_DEFAULT_CONFIG_NAME: Final = "__reserved_no_default__"
+ADDON_DEPLOYMENT_CONFIG_RESOURCE: Final = "addondeploymentconfigs"
+ADDON_TEMPLATE_RESOURCE: Final = "addontemplates"
+ADDON_DEFAULT_INSTALL_NAMESPACE: Final = "open-cluster-management-agent-addon"
+
+# --------------------------------------------------------------------------------------------
+# Enumerations (spec values)
+# --------------------------------------------------------------------------------------------
+SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL: Final = "ExclusiveClusterSetLabel"
+SELECTOR_TYPE_LABEL_SELECTOR: Final = "LabelSelector"
+
+PRIORITIZER_MODE_ADDITIVE: Final = "Additive"
+PRIORITIZER_MODE_EXACT: Final = "Exact"
+SCORE_COORDINATE_BUILTIN: Final = "BuiltIn"
+SCORE_COORDINATE_ADDON: Final = "AddOn"
+PRIORITIZER_BALANCE: Final = "Balance"
+PRIORITIZER_STEADY: Final = "Steady"
+PRIORITIZER_RESOURCE_ALLOCATABLE_CPU: Final = "ResourceAllocatableCPU"
+PRIORITIZER_RESOURCE_ALLOCATABLE_MEMORY: Final = "ResourceAllocatableMemory"
+# Scheduler plugin names (debug output and Misconfigured messages).
+PLUGIN_PREDICATE: Final = "Predicate"
+PLUGIN_TAINT_TOLERATION: Final = "TaintToleration"
+
+ROLLOUT_TYPE_ALL: Final = "All"
+ROLLOUT_TYPE_PROGRESSIVE: Final = "Progressive"
+ROLLOUT_TYPE_PROGRESSIVE_PER_GROUP: Final = "ProgressivePerGroup"
+
+# Per-cluster rollout statuses.
+ROLLOUT_STATUS_TO_APPLY: Final = "ToApply"
+ROLLOUT_STATUS_PROGRESSING: Final = "Progressing"
+ROLLOUT_STATUS_SUCCEEDED: Final = "Succeeded"
+ROLLOUT_STATUS_FAILED: Final = "Failed"
+ROLLOUT_STATUS_TIMEOUT: Final = "TimeOut"
+ROLLOUT_STATUS_SKIP: Final = "Skip"
+ROLLOUT_STATUSES: Final = (
+    ROLLOUT_STATUS_TO_APPLY,
+    ROLLOUT_STATUS_PROGRESSING,
+    ROLLOUT_STATUS_SUCCEEDED,
+    ROLLOUT_STATUS_FAILED,
+    ROLLOUT_STATUS_TIMEOUT,
+    ROLLOUT_STATUS_SKIP,
+)
+
+CASCADE_DELETION_BACKGROUND: Final = "Background"
+CASCADE_DELETION_FOREGROUND: Final = "Foreground"
+PROPAGATION_POLICY_FOREGROUND: Final = "Foreground"
+PROPAGATION_POLICY_ORPHAN: Final = "Orphan"
+PROPAGATION_POLICY_SELECTIVELY_ORPHAN: Final = "SelectivelyOrphan"
+UPDATE_STRATEGY_UPDATE: Final = "Update"
+UPDATE_STRATEGY_CREATE_ONLY: Final = "CreateOnly"
+UPDATE_STRATEGY_SERVER_SIDE_APPLY: Final = "ServerSideApply"
+UPDATE_STRATEGY_READ_ONLY: Final = "ReadOnly"
+FEEDBACK_WELL_KNOWN_STATUS: Final = "WellKnownStatus"
+FEEDBACK_JSON_PATHS: Final = "JSONPaths"
+FIELD_VALUE_INTEGER: Final = "Integer"
+FIELD_VALUE_STRING: Final = "String"
+FIELD_VALUE_BOOLEAN: Final = "Boolean"
+FIELD_VALUE_JSON_RAW: Final = "JsonRaw"
+CONDITION_RULE_WELL_KNOWN: Final = "WellKnownConditions"
+CONDITION_RULE_CEL: Final = "CEL"
+
+INSTALL_STRATEGY_MANUAL: Final = "Manual"
+INSTALL_STRATEGY_PLACEMENTS: Final = "Placements"
+
+# Feature gates named in the specs.
+FEATURE_MANIFESTWORK_REPLICASET: Final = "ManifestWorkReplicaSet"
+FEATURE_CLEANUP_COMPLETED_MANIFESTWORK: Final = "CleanUpCompletedManifestWork"
+FEATURE_RAW_FEEDBACK_JSON_STRING: Final = "RawFeedbackJsonString"
+
+# --------------------------------------------------------------------------------------------
+# Condition statuses
+# --------------------------------------------------------------------------------------------
+CONDITION_TRUE: Final = "True"
+CONDITION_FALSE: Final = "False"
+CONDITION_UNKNOWN: Final = "Unknown"
+
+# --------------------------------------------------------------------------------------------
+# ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding conditions
+# --------------------------------------------------------------------------------------------
+CONDITION_MANAGED_CLUSTER_AVAILABLE: Final = "ManagedClusterConditionAvailable"
+CONDITION_MANAGED_CLUSTER_JOINED: Final = "ManagedClusterJoined"
+CONDITION_CLUSTER_SET_EMPTY: Final = "ClusterSetEmpty"
+REASON_CLUSTERS_SELECTED: Final = "ClustersSelected"
+CONDITION_CLUSTER_SET_BINDING_BOUND: Final = "Bound"
+REASON_CLUSTER_SET_BOUND: Final = "ClusterSetBound"
+
+# --------------------------------------------------------------------------------------------
+# Placement conditions
+# --------------------------------------------------------------------------------------------
+CONDITION_PLACEMENT_MISCONFIGURED: Final = "PlacementMisconfigured"
+REASON_MISCONFIGURED: Final = "Misconfigured"
+REASON_SUCCEEDCONFIGURED: Final = "Succeedconfigured"  # sic: OCM's spelling
+CONDITION_PLACEMENT_SATISFIED: Final = "PlacementSatisfied"
+REASON_NO_MANAGED_CLUSTER_SET_BINDINGS: Final = "NoManagedClusterSetBindings"
+REASON_NO_INTERSECTION: Final = "NoIntersection"
+REASON_ALL_MANAGED_CLUSTER_SETS_EMPTY: Final = "AllManagedClusterSetsEmpty"
+REASON_NOT_ALL_DECISIONS_SCHEDULED: Final = "NotAllDecisionsScheduled"
+REASON_NO_MANAGED_CLUSTER_MATCHED: Final = "NoManagedClusterMatched"
+REASON_ALL_DECISIONS_SCHEDULED: Final = "AllDecisionsScheduled"
+
+# Placement events: (reason, action).
+EVENT_DECISION_CREATE: Final = ("DecisionCreate", "DecisionCreated")
+EVENT_DECISION_UPDATE: Final = ("DecisionUpdate", "DecisionUpdated")
+EVENT_SCORE_UPDATE: Final = ("ScoreUpdate", "ScoreUpdated")
+EVENT_DECISION_DELETE: Final = ("DecisionDelete", "DecisionDeleted")
+
+# --------------------------------------------------------------------------------------------
+# ManifestWorkReplicaSet conditions
+# --------------------------------------------------------------------------------------------
+CONDITION_PLACEMENT_VERIFIED: Final = "PlacementVerified"
+CONDITION_PLACEMENT_ROLLED_OUT: Final = "PlacementRolledOut"
+CONDITION_MANIFESTWORK_APPLIED: Final = "ManifestworkApplied"  # sic: lower-case w, as in OCM
+REASON_AS_EXPECTED: Final = "AsExpected"
+REASON_NOT_AS_EXPECTED: Final = "NotAsExpected"
+REASON_PLACEMENT_DECISION_NOT_FOUND: Final = "PlacementDecisionNotFound"
+REASON_PLACEMENT_DECISION_EMPTY: Final = "PlacementDecisionEmpty"
+REASON_COMPLETE: Final = "Complete"
+REASON_PROGRESSING: Final = "Progressing"
+REASON_PROCESSING: Final = "Processing"
+REASON_INVALID_MANIFESTWORK_NAME: Final = "InvalidManifestWorkName"
+
+# --------------------------------------------------------------------------------------------
+# ManifestWork conditions (work level and per manifest)
+# --------------------------------------------------------------------------------------------
+WORK_CONDITION_APPLIED: Final = "Applied"
+WORK_CONDITION_AVAILABLE: Final = "Available"
+WORK_CONDITION_PROGRESSING: Final = "Progressing"
+WORK_CONDITION_DEGRADED: Final = "Degraded"
+WORK_CONDITION_COMPLETE: Final = "Complete"
+WORK_CONDITION_DELETING: Final = "Deleting"
+WORK_CONDITION_STATUS_FEEDBACK_SYNCED: Final = "StatusFeedbackSynced"
+
+REASON_APPLIED_MANIFEST_WORK_COMPLETE: Final = "AppliedManifestWorkComplete"
+REASON_APPLIED_MANIFEST_WORK_FAILED: Final = "AppliedManifestWorkFailed"
+REASON_RESOURCES_AVAILABLE: Final = "ResourcesAvailable"
+REASON_RESOURCES_NOT_AVAILABLE: Final = "ResourcesNotAvailable"
+REASON_RESOURCES_STATUS_UNKNOWN: Final = "ResourcesStatusUnknown"
+REASON_CONDITION_RULES_AGGREGATED: Final = "ConditionRulesAggregated"
+REASON_WORK_DELETING: Final = "WorkDeleting"
+# Work-level Progressing reasons defined by the API (set by OCM's tests, not by the agent).
+REASON_WORK_APPLYING: Final = "Applying"
+REASON_WORK_COMPLETED: Final = "Completed"
+REASON_WORK_FAILED: Final = "Failed"
+
+REASON_APPLIED_MANIFEST_COMPLETE: Final = "AppliedManifestComplete"
+REASON_APPLIED_MANIFEST_FAILED: Final = "AppliedManifestFailed"
+REASON_APPLIED_MANIFEST_SSA_IGNORE_FIELD_ERROR: Final = "AppliedManifestSSAIgnoreFieldError"
+REASON_RESOURCE_AVAILABLE: Final = "ResourceAvailable"
+REASON_RESOURCE_NOT_AVAILABLE: Final = "ResourceNotAvailable"
+REASON_INCOMPLETE_RESOURCE_META: Final = "IncompleteResourceMeta"
+REASON_FETCHING_RESOURCE_FAILED: Final = "FetchingResourceFailed"
+REASON_NO_STATUS_FEEDBACK_SYNCED: Final = "NoStatusFeedbackSynced"
+REASON_STATUS_FEEDBACK_SYNCED: Final = "StatusFeedbackSynced"
+REASON_STATUS_FEEDBACK_SYNC_FAILED: Final = "StatusFeedbackSyncFailed"
+REASON_CONDITION_RULE_EVALUATED: Final = "ConditionRuleEvaluated"
+REASON_CONDITION_RULE_EXPRESSION_ERROR: Final = "ConditionRuleExpressionError"
+REASON_CONDITION_RULE_INTERNAL_ERROR: Final = "ConditionRuleInternalError"
+REASON_CONDITION_RULE_INVALID: Final = "ConditionRuleInvalid"
+
+# --------------------------------------------------------------------------------------------
+# Add-on conditions
+# --------------------------------------------------------------------------------------------
+ADDON_CONDITION_AVAILABLE: Final = "Available"
+ADDON_CONDITION_DEGRADED: Final = "Degraded"
+ADDON_CONDITION_PROGRESSING: Final = "Progressing"
+ADDON_CONDITION_CONFIGURED: Final = "Configured"
+ADDON_CONDITION_MANIFEST_APPLIED: Final = "ManifestApplied"
+ADDON_CONDITION_HOSTING_MANIFEST_APPLIED: Final = "HostingManifestApplied"
+ADDON_CONDITION_REGISTRATION_APPLIED: Final = "RegistrationApplied"
+
+REASON_CONFIGURATIONS_CONFIGURED: Final = "ConfigurationsConfigured"
+REASON_CONFIGURATIONS_NOT_CONFIGURED: Final = "ConfigurationsNotConfigured"
+REASON_CONFIGURATION_UNSUPPORTED: Final = "ConfigurationUnsupported"
+REASON_WAITING_FOR_MANIFEST_APPLIED: Final = "WaitingForManifestApplied"
+REASON_WAITING_FOR_HOSTING_MANIFEST_APPLIED: Final = "WaitingForHostingManifestApplied"
+REASON_ADDON_PROGRESSING: Final = "Progressing"
+REASON_ADDON_COMPLETED: Final = "Completed"
+REASON_ADDON_FAILED: Final = "Failed"
+REASON_WAITING_FOR_CANARY: Final = "WaitingForCanary"  # defined by the API, never set
+# Older add-on Progressing reasons, no longer produced by OCM (listed for readers of old objects).
+LEGACY_ADDON_REASONS: Final = ("Installing", "InstallSucceed", "Upgrading")

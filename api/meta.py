@@ -1,0 +1,994 @@
+"""Shared building blocks of every OCM model.
+
+- ``OCMModel``: the base of every model. Python attributes are snake_case, the wire form is OCM's
+  camelCase (``alias``); objects can be built with either spelling. Serialise with
+  ``model.to_wire()`` (the same as ``model_dump(by_alias=True, exclude_none=True, mode="json")``).
+  Like Go's ``omitempty``, ``None``, empty lists and empty maps are left out, except for the few
+  fields OCM always writes (listed in a class's ``__keep_empty__``).
+- Unknown fields: typed models ignore fields they do not know (the way an API server prunes
+  them); ``ObjectMeta`` keeps them (managedFields & co. round-trip); raw embedded objects (the
+  manifests of a ManifestWork) are plain dicts and are kept exactly as given.
+- ``KindInfo``: the class-level facts of a top-level kind that the CRD generator needs.
+- ``CRD``: a marker placed in ``Annotated[...]`` to add Kubernetes schema facts to a field.
+- ``Condition`` with ``set_condition``; ``LabelSelector`` with ``matches``; Go durations; int-or-percent.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+# --------------------------------------------------------------------------------------------
+# Schema markers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CRD:
+    """Kubernetes schema facts of a field, read by the CRD generator (``api.crdgen``).
+
+    Put it in ``Annotated[type, CRD(...)]``; pydantic ignores it.
+    """
+
+    format: str | None = None
+    int_or_string: bool = False
+    embedded_resource: bool = False
+    preserve_unknown_fields: bool = False
+    list_type: str | None = None
+    list_map_keys: tuple[str, ...] = ()
+    map_type: str | None = None
+    nullable: bool = False
+    # A pattern for int-or-string fields (pydantic cannot put one on a union); strings only.
+    pattern: str | None = None
+    # Emit the field's Python default (or the dumped default_factory value) as the CRD default.
+    defaulted: bool = False
+    # An explicit CRD default (wire JSON), when it differs from what the Python default dumps to.
+    default: Any = None
+
+
+# Shorthands for the markers used most often.
+DEFAULTED = CRD(defaulted=True)
+LIST_MAP_BY_TYPE = CRD(list_type="map", list_map_keys=("type",))
+ATOMIC_LIST = CRD(list_type="atomic")
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _int32_range(value: int) -> int:
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise ValueError(f"{value} does not fit a 32-bit integer")
+    return value
+
+
+def _int64_range(value: int) -> int:
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{value} does not fit a 64-bit integer")
+    return value
+
+
+Int32 = Annotated[int, AfterValidator(_int32_range), CRD(format="int32")]
+Int64 = Annotated[int, AfterValidator(_int64_range), CRD(format="int64")]
+
+
+def _parse_time(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not an RFC 3339 time") from exc
+        value = parsed
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+    return value
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with whole seconds, the way Kubernetes writes metav1.Time."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+Time = Annotated[
+    datetime,
+    BeforeValidator(_parse_time),
+    PlainSerializer(format_time, return_type=str, when_used="json"),
+]
+"""A timestamp: parsed from RFC 3339 (any offset) into an aware UTC datetime, written as
+``YYYY-MM-DDTHH:MM:SSZ`` (sub-seconds dropped, like metav1.Time)."""
+
+
+def now_utc() -> datetime:
+    """The current time in UTC (for the shell only: pure code takes ``now`` as an argument)."""
+    return datetime.now(UTC)
+
+
+# --------------------------------------------------------------------------------------------
+# Base model
+# --------------------------------------------------------------------------------------------
+
+_EMPTY: tuple[Any, ...] = ([], {})
+
+
+class OCMModel(BaseModel):
+    """Base of every OCM model: camelCase on the wire, Go-style omission of empty values."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        strict=True,
+    )
+
+    # Python field names whose empty list / map is written anyway (Go fields without omitempty).
+    __keep_empty__: ClassVar[frozenset[str]] = frozenset()
+    # Python field names the CRD marks required although the model has a default for them.
+    __crd_required__: ClassVar[tuple[str, ...]] = ()
+    # CEL rules (x-kubernetes-validations) of this object in the CRD: (rule, message) pairs.
+    __crd_validations__: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        keep = type(self).__keep_empty__
+        for name, info_field in type(self).model_fields.items():
+            if name in keep:
+                continue
+            key = info_field.alias if (info.by_alias and info_field.alias) else name
+            value = data.get(key, None)
+            if isinstance(value, list | dict) and value in _EMPTY:
+                del data[key]
+        return data
+
+    def to_wire(self) -> dict[str, Any]:
+        """The OCM wire JSON of this model (camelCase keys, empty values left out)."""
+        result: dict[str, Any] = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return result
+
+
+# --------------------------------------------------------------------------------------------
+# Validation errors with field paths
+# --------------------------------------------------------------------------------------------
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """``("spec", "placementRefs", 0, "name")`` -> ``spec.placementRefs[0].name``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def format_validation_error(error: ValidationError, prefix: str = "") -> str:
+    """One line per problem: ``<field path>: <message>``."""
+    lines = []
+    for item in error.errors(include_url=False):
+        loc = [p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        path = field_path(loc)
+        if prefix:
+            path = f"{prefix}.{path}" if path else prefix
+        lines.append(f"{path or '<object>'}: {item['msg']}")
+    return "\n".join(lines)
+
+
+class InvalidObject(ValueError):
+    """An object that does not satisfy its OCM schema. ``str()`` names every offending field."""
+
+    def __init__(self, message: str, kind: str = "", name: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
+
+
+# --------------------------------------------------------------------------------------------
+# Names (Kubernetes validation rules, with the API server's messages)
+# --------------------------------------------------------------------------------------------
+
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
+_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
+_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
+_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+
+# Regular expressions used by OCM's CRDs (the same text appears in the generated schemas).
+QUALIFIED_NAME_PATTERN = (
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+DNS1123_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS1123_SUBDOMAIN_PATTERN = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$"
+CONDITION_REASON_PATTERN = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+QUANTITY_PATTERN = (
+    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    "([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+)
+
+
+def _regex_error(fmt: str, examples: Sequence[str], what: str) -> str:
+    shown = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{what} (e.g. {shown}, regex used for validation is '{fmt}')"
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    """Why ``value`` is not a lowercase RFC 1123 subdomain (empty list when it is one)."""
+    errors = []
+    if len(value) > 253:
+        errors.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN_RE.match(value):
+        errors.append(
+            _regex_error(
+                _DNS1123_SUBDOMAIN_FMT,
+                ["example.com"],
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                "'-' or '.', and must start and end with an alphanumeric character",
+            )
+        )
+    return errors
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """Why ``value`` is not a lowercase RFC 1123 label (e.g. a namespace name)."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL_RE.match(value):
+        errors.append(
+            _regex_error(
+                _DNS1123_LABEL_FMT,
+                ["my-name", "123-abc"],
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+                "'-', and must start and end with an alphanumeric character",
+            )
+        )
+    return errors
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Why ``value`` is not a qualified name (a label key): ``[prefix/]name``."""
+    errors: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors.extend("prefix part " + e for e in dns1123_subdomain_errors(prefix))
+    else:
+        return [
+            _regex_error(
+                _QUALIFIED_NAME_FMT,
+                ["MyName", "my.name", "123-abc"],
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+                "must start and end with an alphanumeric character",
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if name and not _QUALIFIED_NAME_RE.match(name):
+        errors.append(
+            _regex_error(
+                _QUALIFIED_NAME_FMT,
+                ["MyName", "my.name", "123-abc"],
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character",
+            )
+        )
+    return errors
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why ``value`` is not a valid label value (at most 63 characters of the name form)."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.match(value):
+        errors.append(
+            _regex_error(
+                _LABEL_VALUE_FMT,
+                ["MyValue", "my_value", "12345"],
+                "a valid label must be an empty string or consist of alphanumeric characters, "
+                "'-', '_' or '.', and must start and end with an alphanumeric character",
+            )
+        )
+    return errors
+
+
+# --------------------------------------------------------------------------------------------
+# Object metadata
+# --------------------------------------------------------------------------------------------
+
+
+class OwnerReference(OCMModel):
+    """A reference from a dependent object to its owner (metav1.OwnerReference)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(OCMModel):
+    """The part of metav1.ObjectMeta the controllers use. Other metadata keys are kept as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Time | None = None
+    deletion_timestamp: Time | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Conditions
+# --------------------------------------------------------------------------------------------
+
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+class Condition(OCMModel):
+    """One aspect of an object's current state (metav1.Condition)."""
+
+    type: Annotated[
+        str,
+        Field(
+            max_length=316,
+            pattern=QUALIFIED_NAME_PATTERN,
+            description="Condition type in CamelCase or foo.example.com/CamelCase.",
+        ),
+    ]
+    status: Annotated[ConditionStatus, Field(description="True, False or Unknown.")]
+    observed_generation: Annotated[
+        int | None,
+        Field(ge=0, description="The metadata.generation the condition was computed from."),
+        CRD(format="int64"),
+    ] = None
+    last_transition_time: Annotated[
+        Time, Field(description="When the status last changed from one value to another.")
+    ]
+    reason: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1024,
+            pattern=CONDITION_REASON_PATTERN,
+            description="A CamelCase word saying why the condition is in its current status.",
+        ),
+    ]
+    message: Annotated[
+        str, Field(max_length=32768, description="Human-readable details about the transition.")
+    ]
+
+
+ConditionList = Annotated[
+    list[Condition],
+    LIST_MAP_BY_TYPE,
+    Field(description="The latest observations of the object's state, one per condition type."),
+]
+PlainConditionList = Annotated[
+    list[Condition],
+    Field(description="The latest observations of the object's state, one per condition type."),
+]
+
+
+def find_condition(conditions: Iterable[Condition], type_: str) -> Condition | None:
+    """The condition of that type, or None."""
+    for cond in conditions:
+        if cond.type == type_:
+            return cond
+    return None
+
+
+def is_condition_true(conditions: Iterable[Condition], type_: str) -> bool:
+    cond = find_condition(conditions, type_)
+    return cond is not None and cond.status == "True"
+
+
+def set_condition(conditions: list[Condition], new: Condition, now: datetime) -> bool:
+    """Set ``new`` in ``conditions`` (in place, matched by type); return True if anything changed.
+
+    status, reason, message and observedGeneration are replaced. lastTransitionTime becomes
+    ``now`` when the condition is new or its status flips, and is kept otherwise (the
+    ``last_transition_time`` carried by ``new`` is ignored). New types are appended.
+    """
+    for index, old in enumerate(conditions):
+        if old.type != new.type:
+            continue
+        ltt = old.last_transition_time if old.status == new.status else now
+        updated = new.model_copy(update={"last_transition_time": ltt})
+        if updated == old:
+            return False
+        conditions[index] = updated
+        return True
+    conditions.append(new.model_copy(update={"last_transition_time": now}))
+    return True
+
+
+def remove_condition(conditions: list[Condition], type_: str) -> bool:
+    """Remove the condition of that type; return True if there was one."""
+    for index, cond in enumerate(conditions):
+        if cond.type == type_:
+            del conditions[index]
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Label selectors
+# --------------------------------------------------------------------------------------------
+
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+class SelectorError(ValueError):
+    """A label selector that cannot be compiled (bad operator, key, value or value count)."""
+
+
+class LabelSelectorRequirement(OCMModel):
+    """One requirement: a key, an operator (In, NotIn, Exists, DoesNotExist) and values."""
+
+    key: Annotated[str, Field(description="The label key the requirement applies to.")]
+    operator: Annotated[
+        str, Field(description="How the key relates to the values: In, NotIn, Exists or DoesNotExist.")
+    ]
+    values: Annotated[
+        list[str],
+        ATOMIC_LIST,
+        Field(
+            description=(
+                "Values for In and NotIn (at least one); must be empty for Exists and DoesNotExist."
+            )
+        ),
+    ] = Field(default_factory=list)
+
+    def check(self) -> None:
+        """Raise SelectorError when this requirement would not compile in Kubernetes."""
+        errors = qualified_name_errors(self.key)
+        if errors:
+            raise SelectorError(f"key: Invalid value: {self.key!r}: {'; '.join(errors)}")
+        if self.operator in ("In", "NotIn"):
+            if not self.values:
+                raise SelectorError(
+                    "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+                )
+        elif self.operator in ("Exists", "DoesNotExist"):
+            if self.values:
+                raise SelectorError(
+                    "values: Invalid value: "
+                    f"{self.values!r}: values set must be empty for exists and does not exist"
+                )
+        else:
+            raise SelectorError(f"operator: Unsupported value: {self.operator!r}: not a valid selector operator")
+        for value in self.values:
+            errors = label_value_errors(value)
+            if errors:
+                raise SelectorError(f"values: Invalid value: {value!r}: {'; '.join(errors)}")
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether ``labels`` satisfy this requirement (assumes ``check()`` passed)."""
+        if self.operator == "In":
+            return self.key in labels and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return self.key not in labels or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return self.key in labels
+        if self.operator == "DoesNotExist":
+            return self.key not in labels
+        raise SelectorError(f"operator: Unsupported value: {self.operator!r}: not a valid selector operator")
+
+
+class LabelSelector(OCMModel):
+    """A label query (metav1.LabelSelector): matchLabels AND matchExpressions.
+
+    An empty selector matches everything; a missing (None) selector is the caller's business
+    (OCM treats it as matching nothing).
+    """
+
+    match_labels: Annotated[
+        dict[str, str],
+        Field(description="key=value pairs that must all be present (each is an In requirement)."),
+    ] = Field(default_factory=dict)
+    match_expressions: Annotated[
+        list[LabelSelectorRequirement],
+        ATOMIC_LIST,
+        Field(description="Requirements that must all hold."),
+    ] = Field(default_factory=list)
+
+    def requirements(self) -> list[LabelSelectorRequirement]:
+        """The selector as one list of requirements (matchLabels first, sorted by key)."""
+        reqs = [
+            LabelSelectorRequirement(key=k, operator="In", values=[v])
+            for k, v in sorted(self.match_labels.items())
+        ]
+        reqs.extend(self.match_expressions)
+        return reqs
+
+    def check(self) -> None:
+        """Raise SelectorError when this selector would not compile in Kubernetes."""
+        for index, req in enumerate(self.requirements()):
+            try:
+                req.check()
+            except SelectorError as exc:
+                where = (
+                    f"matchLabels[{req.key}]"
+                    if index < len(self.match_labels)
+                    else f"matchExpressions[{index - len(self.match_labels)}]"
+                )
+                raise SelectorError(f"{where}.{exc}") from None
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether ``labels`` match, with Kubernetes semantics; raises SelectorError if invalid."""
+        self.check()
+        return all(req.matches(labels) for req in self.requirements())
+
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+
+LabelSelectorField = Annotated[LabelSelector, CRD(map_type="atomic")]
+
+
+# --------------------------------------------------------------------------------------------
+# Go durations
+# --------------------------------------------------------------------------------------------
+
+NANOSECOND = 1
+MICROSECOND = 1000 * NANOSECOND
+MILLISECOND = 1000 * MICROSECOND
+SECOND = 1000 * MILLISECOND
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+MAX_DURATION = 2**63 - 1  # 2562047h47m16.854775807s, Go's largest Duration
+
+_UNITS = {
+    "ns": NANOSECOND,
+    "us": MICROSECOND,
+    "\u00b5s": MICROSECOND,  # micro sign
+    "\u03bcs": MICROSECOND,  # Greek mu
+    "ms": MILLISECOND,
+    "s": SECOND,
+    "m": MINUTE,
+    "h": HOUR,
+}
+
+# OCM's CRD pattern for progressDeadline (searched, not anchored at both ends, as in Kubernetes).
+PROGRESS_DEADLINE_PATTERN = "^(([0-9])+[h|m|s])|None$"
+_PROGRESS_DEADLINE_RE = re.compile(PROGRESS_DEADLINE_PATTERN)
+
+
+class DurationError(ValueError):
+    """Text that is not a Go duration."""
+
+
+def parse_go_duration(text: str) -> int:
+    """Parse a Go duration (``time.ParseDuration``) into nanoseconds.
+
+    Accepts an optional sign, then one or more ``<number><unit>`` parts (fractions allowed,
+    units ns, us, µs, ms, s, m, h), or exactly ``"0"``. Raises DurationError otherwise,
+    including on overflow past Go's int64 range.
+    """
+    original = text
+    s = text
+    negative = False
+    if s and s[0] in "+-":
+        negative = s[0] == "-"
+        s = s[1:]
+    if s == "0":
+        return 0
+    if not s:
+        raise DurationError(f"invalid duration {original!r}")
+    total = 0
+    limit = 1 << 63
+    while s:
+        if not (s[0] == "." or (s[0].isascii() and s[0].isdigit())):
+            raise DurationError(f"invalid duration {original!r}")
+        # integer part
+        i = 0
+        whole = 0
+        while i < len(s) and s[i].isascii() and s[i].isdigit():
+            whole = whole * 10 + int(s[i])
+            if whole > limit:
+                raise DurationError(f"invalid duration {original!r}")
+            i += 1
+        has_whole = i > 0
+        s = s[i:]
+        frac = 0
+        scale = 1.0
+        has_frac = False
+        if s and s[0] == ".":
+            s = s[1:]
+            i = 0
+            overflow = False
+            while i < len(s) and s[i].isascii() and s[i].isdigit():
+                if not overflow:
+                    if frac > (2**63 - 1) // 10:
+                        overflow = True
+                    else:
+                        frac = frac * 10 + int(s[i])
+                        scale *= 10
+                i += 1
+            has_frac = i > 0
+            s = s[i:]
+        if not has_whole and not has_frac:
+            raise DurationError(f"invalid duration {original!r}")
+        i = 0
+        while i < len(s) and not (s[i] == "." or (s[i].isascii() and s[i].isdigit())):
+            i += 1
+        if i == 0:
+            raise DurationError(f"missing unit in duration {original!r}")
+        unit_text, s = s[:i], s[i:]
+        unit = _UNITS.get(unit_text)
+        if unit is None:
+            raise DurationError(f"unknown unit {unit_text!r} in duration {original!r}")
+        if whole > limit // unit:
+            raise DurationError(f"invalid duration {original!r}")
+        value = whole * unit
+        if frac > 0:
+            value += int(float(frac) * (float(unit) / scale))
+            if value > limit:
+                raise DurationError(f"invalid duration {original!r}")
+        total += value
+        if total > limit:
+            raise DurationError(f"invalid duration {original!r}")
+    if negative:
+        return -total
+    if total > limit - 1:
+        raise DurationError(f"invalid duration {original!r}")
+    return total
+
+
+def format_go_duration(ns: int) -> str:
+    """Format nanoseconds the way Go's ``Duration.String`` does (``1h30m0s``, ``1.5s``, ``0s``)."""
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    u = abs(ns)
+    if u < SECOND:
+        if u < MICROSECOND:
+            return f"{sign}{u}ns"
+        if u < MILLISECOND:
+            return f"{sign}{_fraction(u, 3)}µs"
+        return f"{sign}{_fraction(u, 6)}ms"
+    seconds_part = _fraction(u % MINUTE, 9) + "s"
+    minutes = u // MINUTE
+    if minutes == 0:
+        return sign + seconds_part
+    hours, minutes = divmod(minutes, 60)
+    if hours == 0:
+        return f"{sign}{minutes}m{seconds_part}"
+    return f"{sign}{hours}h{minutes}m{seconds_part}"
+
+
+def _fraction(value: int, digits: int) -> str:
+    whole, rest = divmod(value, 10**digits)
+    if rest == 0:
+        return str(whole)
+    return f"{whole}.{str(rest).rjust(digits, '0').rstrip('0')}"
+
+
+def parse_progress_deadline(text: str | None) -> int | None:
+    """OCM's progressDeadline: nanoseconds, or None for unlimited (absent, ``""`` or ``"None"``).
+
+    Any other text must match OCM's pattern (digits then h, m or s at the start) and be a
+    valid Go duration as a whole.
+    """
+    if text is None or text == "" or text == "None":
+        return None
+    if not _PROGRESS_DEADLINE_RE.search(text) or not re.match(r"^[0-9]+[hms]", text):
+        raise DurationError(
+            f"{text!r} must be a Go duration starting with digits and h, m or s (e.g. 90s, 1h30m), or None"
+        )
+    return parse_go_duration(text)
+
+
+def parse_min_success_time(text: str | None) -> int:
+    """OCM's minSuccessTime: a Go duration in nanoseconds; absent or ``""`` is 0."""
+    if text is None or text == "":
+        return 0
+    return parse_go_duration(text)
+
+
+def _check_progress_deadline(value: str) -> str:
+    parse_progress_deadline(value)
+    if value == "":
+        raise DurationError("must not be empty: use a duration such as 10m, or None")
+    return value
+
+
+def _check_go_duration(value: str) -> str:
+    parse_go_duration(value)
+    return value
+
+
+ProgressDeadline = Annotated[
+    str,
+    Field(
+        pattern=PROGRESS_DEADLINE_PATTERN,
+        description=(
+            "How long to wait for a cluster to succeed before counting it as timed out: a duration "
+            "in hours, minutes or seconds such as 90s, 10m or 1h30m, or None to wait forever."
+        ),
+    ),
+    AfterValidator(_check_progress_deadline),
+]
+MinSuccessTime = Annotated[
+    str,
+    Field(
+        description=(
+            "How long a successful cluster soaks before the rollout moves on: a Go duration such "
+            "as 5m; 0 means no soak."
+        )
+    ),
+    AfterValidator(_check_go_duration),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Int or percent
+# --------------------------------------------------------------------------------------------
+
+# OCM's pattern for rollout thresholds (maxFailures, maxConcurrency).
+THRESHOLD_PATTERN = "^((100|[0-9]{1,2})%|[0-9]+)$"
+_THRESHOLD_RE = re.compile(THRESHOLD_PATTERN)
+# OCM's pattern for clustersPerDecisionGroup.
+GROUP_SIZE_PATTERN = "^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$"
+_GROUP_SIZE_RE = re.compile(GROUP_SIZE_PATTERN)
+
+_GO_FLOAT_RE = re.compile(
+    r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$",
+    re.IGNORECASE,
+)
+
+
+def parse_go_float(text: str) -> float:
+    """Parse a decimal float the way Go's strconv.ParseFloat(text, 64) does (no spaces, no
+    underscores, out-of-range values rejected)."""
+    if not _GO_FLOAT_RE.match(text):
+        raise ValueError(f"{text!r} is not a number")
+    value = float(text)
+    if math.isinf(value) and "inf" not in text.lower():
+        raise ValueError(f"{text!r} is out of range")
+    return value
+
+
+@dataclass(frozen=True)
+class IntOrPercentValue:
+    """A decoded int-or-percent: an integer count, or a percentage (a float, ``"12.5%"`` -> 12.5)."""
+
+    is_percent: bool
+    value: float
+
+    def resolve(self, total: int) -> float:
+        """The count this stands for out of ``total``: ceil(p / 100 * total) for a percentage,
+        computed in doubles in that order (so 7% of 100 is 8). May be infinite or NaN."""
+        if not self.is_percent:
+            return self.value
+        product = self.value / 100.0 * float(total)
+        if math.isnan(product) or math.isinf(product):
+            return product
+        return float(math.ceil(product))
+
+
+def parse_int_or_percent(value: int | str | None) -> IntOrPercentValue:
+    """Decode an int-or-percent field. None is the integer 0; an int is itself; a string must
+    end in ``%`` with a Go float before it. Raises ValueError ("string is not a percentage")."""
+    if value is None:
+        return IntOrPercentValue(False, 0)
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is neither an integer nor a percentage")
+    if isinstance(value, int):
+        return IntOrPercentValue(False, value)
+    if not value.endswith("%"):
+        raise ValueError(f"{value!r}: string is not a percentage")
+    return IntOrPercentValue(True, parse_go_float(value[:-1]))
+
+
+def _int_or_string(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("must be an integer or a string")
+    return value
+
+
+def _check_threshold(value: int | str) -> int | str:
+    if isinstance(value, str) and not _THRESHOLD_RE.search(value):
+        raise ValueError(
+            f"{value!r} must be a whole number or a percentage from 0% to 100% (e.g. 2 or 25%)"
+        )
+    return value
+
+
+def _check_group_size(value: int | str) -> int | str:
+    if isinstance(value, str) and not _GROUP_SIZE_RE.search(value):
+        raise ValueError(
+            f"{value!r} must be a positive whole number or a percentage from 1% to 100% (e.g. 150 or 25%)"
+        )
+    return value
+
+
+IntOrString = Annotated[int | str, BeforeValidator(_int_or_string), CRD(int_or_string=True)]
+Threshold = Annotated[
+    int | str,
+    BeforeValidator(_int_or_string),
+    AfterValidator(_check_threshold),
+    CRD(int_or_string=True, pattern=THRESHOLD_PATTERN),
+]
+"""maxFailures / maxConcurrency: an integer or a percentage string (OCM's pattern)."""
+GroupSize = Annotated[
+    int | str,
+    BeforeValidator(_int_or_string),
+    AfterValidator(_check_group_size),
+    CRD(int_or_string=True, pattern=GROUP_SIZE_PATTERN),
+]
+"""clustersPerDecisionGroup: an integer or a percentage string (OCM's pattern)."""
+
+
+def _check_quantity(value: int | str) -> int | str:
+    if isinstance(value, str) and not re.search(QUANTITY_PATTERN, value):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity (e.g. 12, 500m, 16Gi)")
+    return value
+
+
+Quantity = Annotated[
+    int | str,
+    BeforeValidator(_int_or_string),
+    AfterValidator(_check_quantity),
+    CRD(int_or_string=True, pattern=QUANTITY_PATTERN),
+]
+"""A Kubernetes resource quantity (``"12"``, ``500m``, ``16Gi`` or an integer)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Top-level kinds
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """An ``additionalPrinterColumns`` entry of a CRD."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str = ""
+    priority: int | None = None
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """The facts about a kind that are not fields: its API coordinates and CRD presentation."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    scope: Literal["Namespaced", "Cluster"]
+    short_names: tuple[str, ...] = ()
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    status_subresource: bool = True
+    categories: tuple[str, ...] = field(default=())
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def namespaced(self) -> bool:
+        return self.scope == "Namespaced"
+
+
+class OCMObject(OCMModel):
+    """A top-level object: apiVersion, kind, metadata, then the kind's own spec and status.
+
+    Subclasses set ``KIND``. apiVersion and kind are filled in when absent and must match
+    when present.
+    """
+
+    KIND: ClassVar[KindInfo]
+
+    api_version: Annotated[str, Field(description="The versioned schema of this object.")] = ""
+    kind: Annotated[str, Field(description="The REST resource this object represents.")] = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_type_meta(cls, data: Any) -> Any:
+        info = getattr(cls, "KIND", None)
+        if info is None or not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for wire, py, expected in (
+            ("apiVersion", "api_version", info.api_version),
+            ("kind", "kind", info.kind),
+        ):
+            given = data.get(wire, data.get(py))
+            if given in (None, ""):
+                data.pop(py, None)
+                data[wire] = expected
+            elif given != expected:
+                raise ValueError(f"{wire} must be {expected!r}, got {given!r}")
+        return data
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Any:
+        """Validate a wire object; raise InvalidObject naming every bad field."""
+        try:
+            return cls.model_validate(obj)
+        except ValidationError as exc:
+            meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+            name = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
+            raise InvalidObject(
+                f"invalid {cls.KIND.kind} {name!r}:\n{format_validation_error(exc)}",
+                kind=cls.KIND.kind,
+                name=name,
+            ) from None
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or ""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name`` (or ``name`` for cluster-scoped objects)."""
+        return f"{self.metadata.namespace}/{self.name}" if self.metadata.namespace else self.name
