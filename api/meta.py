@@ -3,8 +3,9 @@
 - ``OCMModel``: the base of every model. Python attributes are snake_case, the wire form is OCM's
   camelCase (``alias``); objects can be built with either spelling. Serialise with
   ``model.to_wire()`` (the same as ``model_dump(by_alias=True, exclude_none=True, mode="json")``).
-  Like Go's ``omitempty``, ``None``, empty lists and empty maps are left out, except for the few
-  fields OCM always writes (listed in a class's ``__keep_empty__``).
+  Like Go's ``omitempty``, ``None``, and the empty lists and maps of optional fields, are left
+  out; required fields and the few optional ones OCM always writes (a class's
+  ``__keep_empty__``) are kept.
 - Unknown fields: typed models ignore fields they do not know (the way an API server prunes
   them); ``ObjectMeta`` keeps them (managedFields & co. round-trip); raw embedded objects (the
   manifests of a ManifestWork) are plain dicts and are kept exactly as given.
@@ -159,7 +160,7 @@ class OCMModel(BaseModel):
             return data
         keep = type(self).__keep_empty__
         for name, info_field in type(self).model_fields.items():
-            if name in keep:
+            if name in keep or info_field.is_required():
                 continue
             key = info_field.alias if (info.by_alias and info_field.alias) else name
             value = data.get(key, None)
