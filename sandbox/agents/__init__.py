@@ -1,0 +1,9 @@
+"""Simulated managed-cluster agents: the pure core (no I/O, ``now`` passed in).
+
+- ``work``: what the work agent writes for a ManifestWork (``plan_work``);
+- ``registration``: the fleet, the registration agent and the hub-side registration controllers;
+- ``feedback``, ``rules``, ``resources``: status feedback, condition rules, simulated objects;
+- ``conditions``: metav1.Condition helpers with set-condition semantics.
+
+The I/O shell that drives them against an API server is ``sandbox.simulation``.
+"""
