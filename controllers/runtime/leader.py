@@ -402,6 +402,8 @@ class LeaderElector:
     timings: LeaseTimings = field(default_factory=LeaseTimings)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     on_change: LeadershipCallback | None = None
+    # Called after every step (to publish the observed holder and API contact).
+    on_step: Callable[[LeaderElector, Decision], None] | None = None
     state: ElectorState = field(default_factory=ElectorState)
     # Last time the Lease was read successfully (for /readyz of a standby).
     last_contact: datetime | None = None
@@ -475,6 +477,8 @@ class LeaderElector:
                 log.warning("lost leadership", extra={"lease": self.lease_key, "identity": self.identity, "reason": decision.reason})
             if self.on_change is not None:
                 self.on_change(self.state.leading)
+        if self.on_step is not None:
+            self.on_step(self, decision)
         return decision
 
     async def acquire(self, stop: asyncio.Event) -> bool:

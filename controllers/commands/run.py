@@ -1,0 +1,382 @@
+"""``ocm-rollout run``: the controllers against a real cluster (or any kubeconfig), with
+Lease-based leader election, probes, metrics, structured logs and graceful shutdown."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+
+from controllers.runtime import health, leader, metrics, operator, registry
+from controllers.runtime import logging as runtime_logging
+
+log = logging.getLogger("controllers.run")
+
+# Extra controllers, "name=module.path,..." (for tests and out-of-tree controllers): each
+# module exposes the same ``setup(registry, context)`` as the built-in ones.
+EXTRA_CONTROLLERS_ENV = "OCM_ROLLOUT_EXTRA_CONTROLLERS"
+DEFAULT_LEASE_NAME = "ocm-rollout-controllers"
+
+
+class UsageError(ValueError):
+    """Bad flags: printed as one line, exit code 2."""
+
+
+@dataclass
+class RunConfig:
+    controllers: list[str]
+    kubeconfig: str | None
+    namespaces: list[str] | None
+    leader_elect: bool
+    lease_name: str
+    lease_namespace: str
+    identity: str
+    timings: leader.LeaseTimings
+    health_address: tuple[str, int] | None
+    metrics_address: tuple[str, int] | None
+    debug_address: tuple[str, int] | None
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.removesuffix("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (e.g. 15 or 15s), got {text!r}") from None
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    parser = sub.add_parser(
+        "run",
+        help="run the controllers against a cluster (leader election, probes, metrics)",
+        description=(
+            "Run the chosen controllers with kopf against the in-cluster config or a kubeconfig. "
+            "With leader election (the default) only the replica holding the Lease reconciles; "
+            "the others wait warm and take over when it goes away."
+        ),
+    )
+    parser.add_argument(
+        "--controllers",
+        default="all",
+        metavar="NAMES",
+        help=f"comma-separated controllers to run, or 'all' (known: {', '.join(registry.CONTROLLER_MODULES)})",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        metavar="PATH",
+        help="kubeconfig to use (default: the in-cluster config, else $KUBECONFIG or ~/.kube/config)",
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--namespace",
+        "-n",
+        dest="namespaces",
+        action="append",
+        metavar="NS",
+        help="watch only this namespace (repeatable); cluster-scoped kinds are always watched",
+    )
+    scope.add_argument("--all-namespaces", "-A", action="store_true", help="watch every namespace (the default)")
+    parser.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="elect a leader through a coordination.k8s.io Lease (default: on)",
+    )
+    parser.add_argument("--lease-name", default=DEFAULT_LEASE_NAME, help="name of the Lease (default: %(default)s)")
+    parser.add_argument(
+        "--lease-namespace",
+        default=None,
+        help="namespace of the Lease (default: $POD_NAMESPACE, else the service account's namespace, else 'default')",
+    )
+    parser.add_argument(
+        "--lease-duration",
+        type=_seconds,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long standbys wait, after the Lease last changed, before taking it over (default: 15)",
+    )
+    parser.add_argument(
+        "--renew-deadline",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long the leader keeps trying to renew before it stops acting (default: 10)",
+    )
+    parser.add_argument(
+        "--retry-period",
+        type=_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="time between renewals and acquisition attempts (default: 2)",
+    )
+    parser.add_argument(
+        "--identity",
+        default=None,
+        help="this replica's identity in the Lease (default: <hostname>_<random uuid>)",
+    )
+    parser.add_argument(
+        "--health-bind-address",
+        default=":8081",
+        metavar="ADDR",
+        help="HOST:PORT for /healthz and /readyz, or 0 to disable (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        default=":8080",
+        metavar="ADDR",
+        help="HOST:PORT for /metrics, or 0 to disable (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--debug-bind-address",
+        default="0",
+        metavar="ADDR",
+        help="HOST:PORT for the controllers' debug endpoints (e.g. /debug/placements/NS/NAME), or 0 (default)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=runtime_logging.FORMATS,
+        default="text",
+        help="log line format (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=runtime_logging.LEVELS,
+        default="info",
+        help="lowest level logged (default: %(default)s)",
+    )
+    parser.set_defaults(func=main)
+
+
+def _register_extra_controllers() -> None:
+    spec = os.environ.get(EXTRA_CONTROLLERS_ENV, "")
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, sep, module = item.partition("=")
+        if not sep or not name.strip() or not module.strip():
+            raise UsageError(f"{EXTRA_CONTROLLERS_ENV} entries must look like name=module.path, got {item!r}")
+        registry.CONTROLLER_MODULES.setdefault(name.strip(), module.strip())
+
+
+def _default_lease_namespace() -> str:
+    from_env = os.environ.get("POD_NAMESPACE")
+    if from_env:
+        return from_env
+    try:
+        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace", encoding="utf-8") as handle:
+            found = handle.read().strip()
+    except OSError:
+        found = ""
+    return found or "default"
+
+
+def build_config(args: argparse.Namespace) -> RunConfig:
+    """Validate every flag; raises UsageError with a one-line message."""
+    _register_extra_controllers()
+    try:
+        names = registry.parse_controller_names(args.controllers)
+    except registry.UnknownControllerError as exc:
+        raise UsageError(f"--controllers: {exc}") from None
+    if not names:
+        raise UsageError("--controllers: no controller is available in this build")
+    timings = leader.LeaseTimings(args.lease_duration, args.renew_deadline, args.retry_period)
+    try:
+        timings.validate()
+    except leader.LeaderElectionConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        health_address = health.parse_bind_address(args.health_bind_address, "--health-bind-address")
+        metrics_address = health.parse_bind_address(args.metrics_bind_address, "--metrics-bind-address")
+        debug_address = health.parse_bind_address(args.debug_bind_address, "--debug-bind-address")
+    except health.BindAddressError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        operator.load_client(args.kubeconfig)
+    except operator.KubeconfigError as exc:
+        raise UsageError(str(exc)) from None
+    namespaces = sorted(set(args.namespaces)) if args.namespaces else None
+    if namespaces is not None and any(not ns.strip() for ns in namespaces):
+        raise UsageError("--namespace must not be empty")
+    if not args.lease_name.strip():
+        raise UsageError("--lease-name must not be empty")
+    return RunConfig(
+        controllers=names,
+        kubeconfig=args.kubeconfig,
+        namespaces=namespaces,
+        leader_elect=bool(args.leader_elect),
+        lease_name=args.lease_name,
+        lease_namespace=args.lease_namespace or _default_lease_namespace(),
+        identity=args.identity or leader.default_identity(),
+        timings=timings,
+        health_address=health_address,
+        metrics_address=metrics_address,
+        debug_address=debug_address,
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        runtime_logging.configure(args.log_format, args.log_level)
+        config = build_config(args)
+    except (UsageError, runtime_logging.LogConfigError) as exc:
+        print(f"ocm-rollout run: error: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(serve(config))
+
+
+async def serve(config: RunConfig) -> int:
+    """Run until SIGTERM/SIGINT; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    main_task = asyncio.current_task()
+
+    def on_signal(signum: int) -> None:
+        if stop.is_set():
+            log.warning("second signal: aborting", extra={"signal": signal.Signals(signum).name})
+            if main_task is not None:
+                main_task.cancel()
+            return
+        log.info("shutting down", extra={"signal": signal.Signals(signum).name})
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+    state = health.RunState(leader_election=config.leader_elect, lease_duration=config.timings.lease_duration)
+    server = health.ProbeServer(state, config.health_address, config.metrics_address)
+    await server.start()
+    log.info(
+        "starting",
+        extra={
+            "controllers": ",".join(config.controllers),
+            "namespaces": ",".join(config.namespaces) if config.namespaces else "*",
+            "leader_elect": config.leader_elect,
+            "identity": config.identity,
+        },
+    )
+    try:
+        if config.leader_elect:
+            return await _run_elected(config, state, stop)
+        return await _run_unelected(config, state, stop)
+    except asyncio.CancelledError:
+        return 130
+    finally:
+        state.role = health.Role.STOPPING
+        await server.stop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        log.info("stopped")
+
+
+def _start_operator(config: RunConfig, state: health.RunState, stop: asyncio.Event) -> asyncio.Task[None]:
+    ready = asyncio.Event()
+
+    async def mark_ready() -> None:
+        await ready.wait()
+        state.operator_ready = True
+        log.info("operator started", extra={"controllers": ",".join(config.controllers)})
+
+    async def run() -> None:
+        marker = asyncio.create_task(mark_ready())
+        try:
+            await operator.run_operator(
+                config.controllers,
+                kubeconfig=config.kubeconfig,
+                namespaces=config.namespaces,
+                stop=stop,
+                ready=ready,
+                extras=config.extras,
+                debug_address=config.debug_address,
+            )
+        finally:
+            marker.cancel()
+            state.operator_ready = False
+
+    return asyncio.create_task(run(), name="ocm-rollout operator")
+
+
+async def _run_unelected(config: RunConfig, state: health.RunState, stop: asyncio.Event) -> int:
+    metrics.set_leader("none", True)
+    state.role = health.Role.LEADER
+    task = _start_operator(config, state, stop)
+    try:
+        await task
+    except Exception as exc:
+        log.error("the operator failed", exc_info=exc)
+        return 1
+    return 0
+
+
+async def _run_elected(config: RunConfig, state: health.RunState, stop: asyncio.Event) -> int:
+    lease_key = f"{config.lease_namespace}/{config.lease_name}"
+    client = leader.LeaseClient(
+        operator.load_client(config.kubeconfig),
+        name=config.lease_name,
+        namespace=config.lease_namespace,
+        timeout=config.timings.renew_deadline,
+    )
+
+    def on_change(leading: bool) -> None:
+        change = "acquired" if leading else ("released" if stop.is_set() or releasing else "lost")
+        metrics.set_leader(lease_key, leading, change=change)
+
+    def on_step(elector: leader.LeaderElector, decision: leader.Decision) -> None:
+        state.last_api_contact = elector.last_contact
+        state.leader_identity = elector.observed_holder
+
+    elector = leader.LeaderElector(
+        client, config.identity, config.timings, on_change=on_change, on_step=on_step
+    )
+    metrics.set_leader(lease_key, False)
+    releasing = False
+    placeholder = (
+        health.DebugPlaceholder(state, config.debug_address) if config.debug_address is not None else None
+    )
+    try:
+        while not stop.is_set():
+            state.role = health.Role.STANDBY
+            if placeholder is not None:
+                await placeholder.start()
+            log.info("waiting for leadership", extra={"lease": lease_key, "identity": config.identity})
+            if not await elector.acquire(stop):
+                break
+            state.role = health.Role.LEADER
+            if placeholder is not None:
+                await placeholder.stop()
+            operator_stop = asyncio.Event()
+            op_task = _start_operator(config, state, operator_stop)
+            hold_task = asyncio.create_task(elector.hold(stop), name="ocm-rollout lease renewal")
+            await asyncio.wait({op_task, hold_task}, return_when=asyncio.FIRST_COMPLETED)
+            if op_task.done():
+                hold_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await hold_task
+                error = op_task.exception()
+                if error is not None:
+                    log.error("the operator failed", exc_info=error)
+                releasing = True
+                await elector.release()
+                return 1 if error is not None else 0
+            if stop.is_set():
+                # Graceful: let in-flight reconciles finish, then hand the Lease over.
+                operator_stop.set()
+                with contextlib.suppress(Exception):
+                    await op_task
+                break
+            # Lost the Lease: stop acting at once, then stand by again.
+            log.warning("leadership lost: stopping the operator now", extra={"lease": lease_key})
+            op_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await op_task
+    finally:
+        if placeholder is not None:
+            await placeholder.stop()
+    if elector.is_leader or elector.observed_holder == config.identity:
+        releasing = True
+        await elector.release()
+    return 0
