@@ -357,15 +357,13 @@ class StatusFeedbackResult(OCMModel):
 class ManifestCondition(OCMModel):
     """The state of one manifest on the managed cluster."""
 
-    __keep_empty__ = frozenset({"conditions"})
-
     resource_meta: Annotated[
         ManifestResourceMeta, Field(description="Which object this entry is about.")
     ]
     status_feedback: Annotated[
         StatusFeedbackResult | None, Field(description="Status values reported for the object.")
     ] = None
-    conditions: ConditionList = Field(default_factory=list)
+    conditions: ConditionList
 
 
 class ManifestResourceStatus(OCMModel):

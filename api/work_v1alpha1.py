@@ -110,16 +110,28 @@ class ManifestWorkReplicaSet(OCMObject):
         short_names=("mwrs",),
         printer_columns=(
             PrinterColumn(
-                "Placement", "string", '.status.conditions[?(@.type=="PlacementVerified")].reason'
+                "Placement",
+                "string",
+                '.status.conditions[?(@.type=="PlacementVerified")].reason',
+                "Why the placements are, or are not, verified",
             ),
             PrinterColumn(
-                "Found", "string", '.status.conditions[?(@.type=="PlacementVerified")].status'
+                "Found",
+                "string",
+                '.status.conditions[?(@.type=="PlacementVerified")].status',
+                "Whether every placement exists and selects clusters",
             ),
             PrinterColumn(
-                "ManifestWorks", "string", '.status.conditions[?(@.type=="ManifestworkApplied")].reason'
+                "ManifestWorks",
+                "string",
+                '.status.conditions[?(@.type=="ManifestworkApplied")].reason',
+                "Why the ManifestWorks are, or are not, as expected",
             ),
             PrinterColumn(
-                "Applied", "string", '.status.conditions[?(@.type=="ManifestworkApplied")].status'
+                "Applied",
+                "string",
+                '.status.conditions[?(@.type=="ManifestworkApplied")].status',
+                "Whether every ManifestWork is applied and available",
             ),
         ),
     )
