@@ -1,0 +1,390 @@
+"""The status of a ManifestWorkReplicaSet from a deploy plan and what writing it achieved
+(MWRS.md 5.3 after the loop, and 6): ``placementSummary``, ``summary`` and the conditions
+``PlacementVerified``, ``PlacementRolledOut`` and ``ManifestworkApplied`` with OCM's reasons.
+
+Improvements over OCM (see the README's compatibility section):
+- When works cannot be written, ``ManifestworkApplied`` is False with a reason that says why
+  (``ClusterNamespaceNotFound``, ``ManifestWorkInvalid``, ``ManifestWorkForbidden``, or
+  ``ManifestWorkWriteFailed``) and a message naming the clusters and the error; and
+  ``PlacementVerified`` no longer claims the decision is empty when it is not.
+- A malformed rollout strategy or decision-group label is reported in ``PlacementVerified``
+  (False, ``NotAsExpected``, message naming the field) instead of being overwritten.
+- A missing Placement's condition message names it.
+
+Pure: no I/O, ``now`` is an argument; conditions use set-condition semantics (the transition
+time moves only when the status flips), observedGeneration is never set.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from controllers.workset.names import (
+    COND_MANIFESTWORK_APPLIED,
+    COND_PLACEMENT_ROLLED_OUT,
+    COND_PLACEMENT_VERIFIED,
+    PLACEMENT_NAME_LABEL,
+    REASON_AS_EXPECTED,
+    REASON_CLUSTER_NAMESPACE_NOT_FOUND,
+    REASON_COMPLETE,
+    REASON_MANIFESTWORK_FORBIDDEN,
+    REASON_MANIFESTWORK_INVALID,
+    REASON_MANIFESTWORK_WRITE_FAILED,
+    REASON_NOT_AS_EXPECTED,
+    REASON_PLACEMENT_DECISION_EMPTY,
+    REASON_PLACEMENT_DECISION_NOT_FOUND,
+    REASON_PROCESSING,
+    REASON_PROGRESSING,
+    WORK_APPLIED,
+    WORK_AVAILABLE,
+    WORK_DEGRADED,
+    WORK_PROGRESSING,
+)
+from controllers.workset.plan import DeployPlan, RefPlan
+from controllers.workset.wire import JSON, format_time, is_deleting, labels_of
+
+SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
+
+# Kinds of write failure (improvement 2) and the reason each gives ManifestworkApplied.
+NAMESPACE_NOT_FOUND = "NamespaceNotFound"
+INVALID = "Invalid"
+FORBIDDEN = "Forbidden"
+OTHER = "Other"
+FAILURE_REASONS = {
+    NAMESPACE_NOT_FOUND: REASON_CLUSTER_NAMESPACE_NOT_FOUND,
+    INVALID: REASON_MANIFESTWORK_INVALID,
+    FORBIDDEN: REASON_MANIFESTWORK_FORBIDDEN,
+    OTHER: REASON_MANIFESTWORK_WRITE_FAILED,
+}
+_LISTED_CLUSTERS = 10
+
+
+@dataclass(frozen=True)
+class WriteFailure:
+    """A ManifestWork the controller could not create, patch or delete."""
+
+    cluster: str
+    placement: str
+    kind: str
+    message: str
+    verb: str = "create"
+
+
+@dataclass
+class RefOutcome:
+    """What writing one placementRef's plan achieved."""
+
+    applied: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)
+    failures: list[WriteFailure] = field(default_factory=list)
+
+
+@dataclass
+class DeployOutcome:
+    refs: dict[str, RefOutcome] = field(default_factory=dict)
+    # Failures deleting works of removed placementRefs or duplicates.
+    stale_failures: list[WriteFailure] = field(default_factory=list)
+
+    def ref(self, name: str) -> RefOutcome:
+        return self.refs.setdefault(name, RefOutcome())
+
+    def failures(self) -> list[WriteFailure]:
+        result = list(self.stale_failures)
+        for outcome in self.refs.values():
+            result.extend(outcome.failures)
+        return result
+
+
+def empty_summary() -> dict[str, int]:
+    return dict.fromkeys(SUMMARY_KEYS, 0)
+
+
+# ------------------------------------------------------------------------------------------
+# Conditions on plain dicts
+# ------------------------------------------------------------------------------------------
+
+
+def set_condition(
+    conditions: list[JSON], type_: str, status: str, reason: str, message: str, now: datetime
+) -> None:
+    """Set a condition in place: the transition time moves only when the status flips."""
+    for index, old in enumerate(conditions):
+        if old.get("type") != type_:
+            continue
+        ltt = old.get("lastTransitionTime") if old.get("status") == status else None
+        conditions[index] = {
+            "type": type_,
+            "status": status,
+            "lastTransitionTime": ltt or format_time(now),
+            "reason": reason,
+            "message": message,
+        }
+        return
+    conditions.append(
+        {
+            "type": type_,
+            "status": status,
+            "lastTransitionTime": format_time(now),
+            "reason": reason,
+            "message": message,
+        }
+    )
+
+
+def find_condition(conditions: Iterable[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
+    for cond in conditions:
+        if cond.get("type") == type_:
+            return cond
+    return None
+
+
+def _old_conditions(old_status: Mapping[str, Any] | None) -> list[JSON]:
+    raw = (old_status or {}).get("conditions")
+    if not isinstance(raw, list):
+        return []
+    return [copy.deepcopy(dict(c)) for c in raw if isinstance(c, Mapping) and c.get("type")]
+
+
+# ------------------------------------------------------------------------------------------
+# Messages
+# ------------------------------------------------------------------------------------------
+
+
+def _clusters_text(clusters: Sequence[str]) -> str:
+    shown = ", ".join(clusters[:_LISTED_CLUSTERS])
+    if len(clusters) > _LISTED_CLUSTERS:
+        shown += f" and {len(clusters) - _LISTED_CLUSTERS} more"
+    return shown
+
+
+def failure_message(failures: Sequence[WriteFailure]) -> str:
+    """One readable message naming the clusters and the errors, grouped by error."""
+    by_error: dict[tuple[str, str], list[str]] = {}
+    for failure in failures:
+        text = failure.message.replace(f'"{failure.cluster}"', '"<cluster>"')
+        by_error.setdefault((failure.verb, text), []).append(failure.cluster)
+    clusters = sorted({f.cluster for f in failures})
+    parts = []
+    for (verb, text), members in by_error.items():
+        members = sorted(set(members))
+        parts.append(f"{verb} failed in {_clusters_text(members)}: {text}")
+    head = f"ManifestWorks could not be written for {len(clusters)} cluster(s)"
+    return head + "; " + "; ".join(parts[:5]) + ("" if len(parts) <= 5 else f"; and {len(parts) - 5} more errors")
+
+
+def failure_reason(failures: Sequence[WriteFailure]) -> str:
+    kinds = {f.kind for f in failures}
+    if len(kinds) == 1:
+        return FAILURE_REASONS.get(kinds.pop(), REASON_MANIFESTWORK_WRITE_FAILED)
+    return REASON_MANIFESTWORK_WRITE_FAILED
+
+
+
+
+# ------------------------------------------------------------------------------------------
+# The status
+# ------------------------------------------------------------------------------------------
+
+
+def count_work_conditions(works: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per-work conditions that are True, regardless of observedGeneration (MWRS.md 6)."""
+    counts = {"applied": 0, "progressing": 0, "available": 0, "degraded": 0}
+    names = {
+        WORK_APPLIED: "applied",
+        WORK_PROGRESSING: "progressing",
+        WORK_AVAILABLE: "available",
+        WORK_DEGRADED: "degraded",
+    }
+    for work in works:
+        status = work.get("status")
+        conds = status.get("conditions") if isinstance(status, Mapping) else None
+        seen: set[str] = set()
+        for cond in conds or ():
+            if not isinstance(cond, Mapping):
+                continue
+            key = names.get(str(cond.get("type")))
+            if key is None or key in seen:
+                continue
+            seen.add(key)
+            if cond.get("status") == "True":
+                counts[key] += 1
+    return counts
+
+
+@dataclass
+class StatusResult:
+    status: JSON
+    # Clusters per placement that count in the summary (works applied with the current template).
+    existing: dict[str, set[str]] = field(default_factory=dict)
+    total_selected: int = 0
+    succeeded: int = 0
+
+
+def build_status(
+    *,
+    old_status: Mapping[str, Any] | None,
+    plan: DeployPlan,
+    outcome: DeployOutcome,
+    works: Iterable[JSON],
+    is_current: Callable[[JSON], bool],
+    now: datetime,
+    namespace: str = "",
+) -> StatusResult:
+    """The new ``status`` of the MWRS after the deploy step and the status step."""
+    old = dict(old_status or {})
+    conditions = _old_conditions(old)
+    if plan.missing_placement is not None:
+        set_condition(
+            conditions,
+            COND_PLACEMENT_VERIFIED,
+            "False",
+            REASON_PLACEMENT_DECISION_NOT_FOUND,
+            f'Placement "{namespace}/{plan.missing_placement}" not found'
+            if namespace
+            else f'Placement "{plan.missing_placement}" not found',
+            now,
+        )
+        new = copy.deepcopy(old)
+        new["conditions"] = conditions
+        return StatusResult(new)
+
+    entries: list[JSON] = []
+    result = StatusResult({})
+    count = 0
+    total = 0
+    succeeded = 0
+    ref_errors: list[str] = []
+    for ref in plan.refs:
+        if ref.error is not None:
+            ref_errors.append(f"placementRef {ref.name!r}: {ref.error}")
+            continue
+        existing = _existing(ref, outcome.ref(ref.name))
+        result.existing[ref.name] = existing
+        entries.append(
+            {
+                "name": ref.name,
+                "availableDecisionGroups": (
+                    f"{ref.group_count} ({len(existing)} / {ref.selected} clusters applied)"
+                ),
+                "summary": {**empty_summary(), "total": len(existing)},
+            }
+        )
+        count += len(existing)
+        total += ref.selected
+        succeeded += len(ref.succeeded)
+    result.total_selected = total
+    result.succeeded = succeeded
+    failures = outcome.failures()
+
+    if ref_errors:
+        set_condition(
+            conditions, COND_PLACEMENT_VERIFIED, "False", REASON_NOT_AS_EXPECTED, "; ".join(ref_errors), now
+        )
+    elif count == 0 and not failures:
+        set_condition(conditions, COND_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now)
+    else:
+        set_condition(conditions, COND_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
+    if total == succeeded:
+        set_condition(conditions, COND_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
+    else:
+        set_condition(conditions, COND_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
+
+    summary = {**empty_summary(), "total": count}
+    if count > 0:
+        by_placement: dict[str, list[JSON]] = {}
+        for work in works:
+            if is_deleting(work) or not is_current(work):
+                continue
+            placement = labels_of(work).get(PLACEMENT_NAME_LABEL)
+            if placement is not None:
+                by_placement.setdefault(placement, []).append(work)
+        for entry in entries:
+            counts = count_work_conditions(by_placement.get(entry["name"], ()))
+            entry["summary"].update(counts)
+            for key, value in counts.items():
+                summary[key] += value
+
+    if failures:
+        set_condition(
+            conditions,
+            COND_MANIFESTWORK_APPLIED,
+            "False",
+            failure_reason(failures),
+            failure_message(failures),
+            now,
+        )
+    elif count == 0:
+        verified = find_condition(conditions, COND_PLACEMENT_VERIFIED)
+        reason = (
+            REASON_PLACEMENT_DECISION_EMPTY
+            if verified is not None and verified.get("reason") == REASON_PLACEMENT_DECISION_EMPTY
+            else REASON_NOT_AS_EXPECTED
+        )
+        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", reason, "", now)
+    elif summary["available"] == count and summary["progressing"] == 0 and summary["degraded"] == 0:
+        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
+    elif summary["progressing"] > 0 and summary["degraded"] == 0:
+        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
+    else:
+        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now)
+
+    new = copy.deepcopy(old)
+    new["conditions"] = conditions
+    new["summary"] = summary
+    new["placementSummary"] = entries
+    result.status = new
+    return result
+
+
+def _existing(ref: RefPlan, outcome: RefOutcome) -> set[str]:
+    """Clusters whose work has the current template after this pass (OCM's ``existing``)."""
+    return (set(ref.current) | outcome.applied) - outcome.deleted
+
+
+def status_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether writing ``new`` would change the stored status."""
+    return _normal_status(old or {}) != _normal_status(new)
+
+
+def _normal_status(status: Mapping[str, Any]) -> Any:
+    def summary(value: Any) -> dict[str, int]:
+        base = empty_summary()
+        if isinstance(value, Mapping):
+            for key in SUMMARY_KEYS:
+                item = value.get(key)
+                if isinstance(item, int):
+                    base[key] = item
+        return base
+
+    conditions = sorted(
+
+            (
+                str(c.get("type")),
+                str(c.get("status")),
+                str(c.get("reason") or ""),
+                str(c.get("message") or ""),
+                str(c.get("lastTransitionTime") or ""),
+                int(c.get("observedGeneration") or 0),
+            )
+            for c in (status.get("conditions") or [])
+            if isinstance(c, Mapping)
+
+    )
+    entries = [
+        (
+            str(e.get("name") or ""),
+            str(e.get("availableDecisionGroups") or ""),
+            tuple(sorted(summary(e.get("summary")).items())),
+        )
+        for e in (status.get("placementSummary") or [])
+        if isinstance(e, Mapping)
+    ]
+    return (
+        conditions,
+        entries,
+        tuple(sorted(summary(status.get("summary")).items())) if "summary" in status else None,
+    )

@@ -1,0 +1,121 @@
+"""Which Events a reconcile of a ManifestWorkReplicaSet records (improvement 5).
+
+- ``RolloutWaveStarted`` (Normal) when a pass creates or updates works, per placement and
+  decision group, naming the clusters;
+- ``MaxFailuresBreached`` (Warning) when a placement's rollout stops at maxFailures, naming the
+  failed clusters and why they failed, once per distinct set of failed clusters;
+- ``RolloutComplete`` (Normal) when ``PlacementRolledOut`` turns True.
+
+Pure: the caller keeps ``breaches`` (placement -> failed clusters already reported) between
+passes; losing it (a restart) only means a breach is reported once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from controllers.workset.aggregation import DeployOutcome, find_condition
+from controllers.workset.names import (
+    COND_PLACEMENT_ROLLED_OUT,
+    EVENT_MAX_FAILURES_BREACHED,
+    EVENT_ROLLOUT_COMPLETE,
+    EVENT_WAVE_STARTED,
+)
+from controllers.workset.plan import DeployPlan
+from controllers.workset.wire import JSON
+
+NORMAL = "Normal"
+WARNING = "Warning"
+_LISTED = 20
+
+
+@dataclass(frozen=True)
+class RolloutEvent:
+    reason: str
+    message: str
+    type: str = NORMAL
+
+
+def _names(clusters: list[str]) -> str:
+    text = ", ".join(clusters[:_LISTED])
+    if len(clusters) > _LISTED:
+        text += f" and {len(clusters) - _LISTED} more"
+    return text
+
+
+def rollout_events(
+    *,
+    plan: DeployPlan,
+    outcome: DeployOutcome,
+    old_status: Mapping[str, object] | None,
+    new_status: JSON,
+    breaches: Mapping[str, frozenset[str]],
+) -> tuple[list[RolloutEvent], dict[str, frozenset[str]]]:
+    """The events of one pass and the updated breach memory."""
+    events: list[RolloutEvent] = []
+    memory: dict[str, frozenset[str]] = {}
+    for ref in plan.refs:
+        done = outcome.ref(ref.name).applied
+        waves: dict[tuple[int, str], dict[str, list[str]]] = {}
+        for write in ref.writes:
+            if write.cluster not in done:
+                continue
+            bucket = waves.setdefault((write.group_index, write.group_name), {"created": [], "updated": []})
+            bucket["created" if write.is_create else "updated"].append(write.cluster)
+        for (index, group_name), bucket in sorted(waves.items()):
+            clusters = sorted(bucket["created"] + bucket["updated"])
+            group = f"decision group {index}" + (f" ({group_name})" if group_name else "")
+            verbs = []
+            if bucket["created"]:
+                verbs.append(f"{len(bucket['created'])} created")
+            if bucket["updated"]:
+                verbs.append(f"{len(bucket['updated'])} updated")
+            events.append(
+                RolloutEvent(
+                    EVENT_WAVE_STARTED,
+                    f'placement "{ref.name}", {group}: rolling out to {len(clusters)} cluster(s) '
+                    f"({', '.join(verbs)}): {_names(clusters)}",
+                )
+            )
+        if ref.breach:
+            failed = ref.failed_clusters()
+            key = frozenset(failed)
+            memory[ref.name] = key
+            if breaches.get(ref.name) != key:
+                details = []
+                for cluster in sorted(failed):
+                    why = failed[cluster]
+                    status = ref.statuses.get(cluster)
+                    if status is not None and status.reason:
+                        why += f": {status.reason}"
+                    details.append(f"{cluster} ({why})")
+                events.append(
+                    RolloutEvent(
+                        EVENT_MAX_FAILURES_BREACHED,
+                        f'placement "{ref.name}": maxFailures breached by {len(failed)} failed '
+                        f"cluster(s), no new clusters are rolled out: {_names(details)}",
+                        WARNING,
+                    )
+                )
+    old_conditions = (old_status or {}).get("conditions")
+    old_rolled = find_condition(
+        [c for c in old_conditions if isinstance(c, Mapping)] if isinstance(old_conditions, list) else [],
+        COND_PLACEMENT_ROLLED_OUT,
+    )
+    new_rolled = find_condition(new_status.get("conditions") or [], COND_PLACEMENT_ROLLED_OUT)
+    total = int((new_status.get("summary") or {}).get("total") or 0)
+    if (
+        new_rolled is not None
+        and new_rolled.get("status") == "True"
+        and (old_rolled is None or old_rolled.get("status") != "True")
+        and total > 0
+    ):
+        names = ", ".join(f'"{r.name}"' for r in plan.refs if r.error is None)
+        events.append(
+            RolloutEvent(
+                EVENT_ROLLOUT_COMPLETE,
+                f"rollout complete: {total} cluster(s) succeeded across placement(s) {names}",
+            )
+        )
+    return events, memory

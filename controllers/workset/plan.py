@@ -1,0 +1,348 @@
+"""The deploy step of a ManifestWorkReplicaSet as a pure plan (MWRS.md 5.2 and 5.3).
+
+Given the MWRS, its Placements and PlacementDecisions, the works it owns (as stored) and
+``now``, decide which works to create, patch and delete, per placementRef, by running the
+shared rollout planner (``controllers.rollout``) on the works' rollout statuses.
+
+The works are keyed by (cluster, placement), never by cluster alone: a (cluster, placement)
+pair never gets a second work, and duplicates found in the store (left by an earlier
+controller) are removed, keeping the one that is up to date (then the oldest).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from controllers.rollout.model import (
+    ClusterRolloutStatus,
+    DecisionGroup,
+    RolloutInputError,
+    RolloutPlan,
+    RolloutStatus,
+)
+from controllers.rollout.planner import plan_rollout
+from controllers.workset.names import (
+    DECISION_GROUP_INDEX_LABEL,
+    DECISION_GROUP_NAME_LABEL,
+    PLACEMENT_NAME_LABEL,
+)
+from controllers.workset.status_mapping import (
+    FAILED,
+    SUCCEEDED,
+    TIME_OUT,
+    WorkRolloutStatus,
+    revision_start,
+    rollout_status,
+)
+from controllers.workset.template import TemplateComparer
+from controllers.workset.wire import (
+    JSON,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
+from controllers.workset.workbuild import Owner, desired_work, update_patch
+
+_GO_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+
+
+class DecisionGroupError(ValueError):
+    """A PlacementDecision whose group-index label is missing or not an integer."""
+
+
+@dataclass(frozen=True)
+class WorkWrite:
+    """A work to create (``existing`` None) or to patch."""
+
+    cluster: str
+    placement: str
+    desired: JSON
+    existing: JSON | None
+    patch: JSON | None
+    group_name: str = ""
+    group_index: int = 0
+
+    @property
+    def is_create(self) -> bool:
+        return self.existing is None
+
+
+@dataclass(frozen=True)
+class WorkDelete:
+    """A work to delete, and why."""
+
+    namespace: str
+    name: str
+    placement: str | None
+    why: str
+
+
+@dataclass
+class RefPlan:
+    """The plan for one placementRef."""
+
+    name: str
+    # The placement object (None only for the ref that stopped the pass).
+    placement: JSON | None
+    # A decision-group or strategy problem: the ref is skipped (no summary entry).
+    error: str | None = None
+    error_is_strategy: bool = False
+    # cluster -> work whose spec equals the template (including works being deleted)
+    current: dict[str, JSON] = field(default_factory=dict)
+    statuses: dict[str, WorkRolloutStatus] = field(default_factory=dict)
+    # Every decided cluster -> (group name, group index).
+    decided: dict[str, tuple[str, int]] = field(default_factory=dict)
+    writes: list[WorkWrite] = field(default_factory=list)
+    deletes: list[WorkDelete] = field(default_factory=list)
+    # Clusters the planner wants applied but whose work is still being deleted.
+    waiting_for_deletion: list[str] = field(default_factory=list)
+    rollout: RolloutPlan | None = None
+    selected: int = 0
+    group_count: int = 0
+
+    @property
+    def succeeded(self) -> set[str]:
+        return {c for c, s in self.statuses.items() if s.status == SUCCEEDED}
+
+    @property
+    def recheck_after(self) -> float | None:
+        return None if self.rollout is None else self.rollout.recheck_after_seconds
+
+    @property
+    def breach(self) -> bool:
+        return bool(self.rollout is not None and self.rollout.max_failure_breach)
+
+    def failed_clusters(self) -> dict[str, str]:
+        """Clusters counted as failures by the plan: cluster -> Failed | TimeOut."""
+        failed = {c: FAILED for c, s in self.statuses.items() if s.status == FAILED}
+        if self.rollout is not None:
+            for entry in self.rollout.clusters_timeout:
+                failed[entry.cluster_name] = TIME_OUT
+        return failed
+
+
+@dataclass
+class DeployPlan:
+    """The deploy step for a whole MWRS."""
+
+    # Works whose placement label is missing or not a current placementRef (5.2), and
+    # duplicates of one (cluster, placement).
+    stale_deletes: list[WorkDelete] = field(default_factory=list)
+    refs: list[RefPlan] = field(default_factory=list)
+    # Name of the placementRef whose Placement is missing: the pass stops there (5.3.1).
+    missing_placement: str | None = None
+
+    @property
+    def recheck_after(self) -> float | None:
+        values = [r.recheck_after for r in self.refs if r.recheck_after is not None]
+        return min(values) if values else None
+
+
+# ------------------------------------------------------------------------------------------
+# Decision groups
+# ------------------------------------------------------------------------------------------
+
+
+def decision_groups(decisions: Iterable[Mapping[str, Any]]) -> list[DecisionGroup]:
+    """The decision groups of a placement from its PlacementDecision pages.
+
+    Raises DecisionGroupError when a decision's group-index label does not parse as an
+    integer (as OCM's decision tracker does).
+    """
+    merged: dict[tuple[str, int], list[str]] = {}
+    for decision in decisions:
+        labels = labels_of(decision)
+        raw_index = labels.get(DECISION_GROUP_INDEX_LABEL, "")
+        if not _GO_INT_RE.match(raw_index):
+            raise DecisionGroupError(
+                f"PlacementDecision {name_of(decision)!r}: label {DECISION_GROUP_INDEX_LABEL}="
+                f"{raw_index!r} is not an integer"
+            )
+        key = (labels.get(DECISION_GROUP_NAME_LABEL, ""), int(raw_index))
+        clusters = merged.setdefault(key, [])
+        status = decision.get("status")
+        items = status.get("decisions") if isinstance(status, Mapping) else None
+        for item in items or ():
+            if isinstance(item, Mapping):
+                cluster = item.get("clusterName")
+                if isinstance(cluster, str) and cluster:
+                    clusters.append(cluster)
+    return [
+        DecisionGroup(group_name=name, group_index=index, clusters=tuple(clusters))
+        for (name, index), clusters in sorted(merged.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    ]
+
+
+def _placement_counts(placement: Mapping[str, Any]) -> tuple[int, int]:
+    """(numberOfSelectedClusters, number of decision groups) from a Placement's status."""
+    status = placement.get("status")
+    if not isinstance(status, Mapping):
+        return 0, 0
+    selected = status.get("numberOfSelectedClusters")
+    groups = status.get("decisionGroups")
+    return (
+        selected if isinstance(selected, int) and not isinstance(selected, bool) else 0,
+        len(groups) if isinstance(groups, list) else 0,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# The plan
+# ------------------------------------------------------------------------------------------
+
+
+def _creation_key(work: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(meta(work).get("creationTimestamp") or ""), name_of(work))
+
+
+def _pick_keeper(works: Sequence[JSON], is_current: Callable[[JSON], bool]) -> JSON:
+    """The work to keep among duplicates: not being deleted, up to date, then the oldest."""
+    return min(works, key=lambda w: (is_deleting(w), not is_current(w), _creation_key(w)))
+
+
+def plan_deploy(
+    *,
+    mwrs: Mapping[str, Any],
+    owner: Owner,
+    works: Iterable[JSON],
+    placements: Mapping[str, JSON | None],
+    decisions: Mapping[str, Sequence[JSON]],
+    now: datetime,
+    comparer: TemplateComparer | None = None,
+    spec_matches: Callable[[JSON], bool] | None = None,
+) -> DeployPlan:
+    """Plan the deploy step of ``mwrs``.
+
+    ``works`` are the works carrying the owner's marking; ``placements`` maps each placementRef
+    name to its Placement (None when missing); ``decisions`` maps it to its decision pages.
+    ``spec_matches`` may be given to reuse cached template comparisons.
+    """
+    spec = mwrs.get("spec") or {}
+    template = spec.get("manifestWorkTemplate") or {}
+    if spec_matches is None:
+        cmp = comparer or TemplateComparer(template)
+
+        def spec_matches(work: JSON) -> bool:
+            return cmp.matches(work.get("spec"))
+
+    is_current = spec_matches
+    refs = [r for r in (spec.get("placementRefs") or []) if isinstance(r, Mapping)]
+    ref_names = [str(r.get("name") or "") for r in refs]
+    result = DeployPlan()
+
+    # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
+    by_pair: dict[tuple[str, str], list[JSON]] = {}
+    for work in works:
+        placement = labels_of(work).get(PLACEMENT_NAME_LABEL)
+        if placement is None or placement not in ref_names:
+            if not is_deleting(work):
+                result.stale_deletes.append(
+                    WorkDelete(namespace_of(work), name_of(work), placement, "placementRef removed")
+                )
+            continue
+        by_pair.setdefault((namespace_of(work), placement), []).append(work)
+    by_placement: dict[str, dict[str, JSON]] = {}
+    for (cluster, placement), group in sorted(by_pair.items()):
+        keeper = _pick_keeper(group, is_current) if len(group) > 1 else group[0]
+        for extra in group:
+            if extra is not keeper and not is_deleting(extra):
+                result.stale_deletes.append(
+                    WorkDelete(cluster, name_of(extra), placement, "duplicate work for this cluster")
+                )
+        by_placement.setdefault(placement, {})[cluster] = keeper
+
+    for index, ref in enumerate(refs):
+        name = ref_names[index]
+        placement_obj = placements.get(name)
+        if placement_obj is None:
+            result.missing_placement = name
+            break
+        ref_plan = _plan_ref(
+            mwrs=mwrs,
+            owner=owner,
+            ref=ref,
+            ref_path=f"spec.placementRefs[{index}].rolloutStrategy",
+            placement=placement_obj,
+            decision_pages=decisions.get(name, ()),
+            works=by_placement.get(name, {}),
+            is_current=is_current,
+            now=now,
+        )
+        result.refs.append(ref_plan)
+    return result
+
+
+def _plan_ref(
+    *,
+    mwrs: Mapping[str, Any],
+    owner: Owner,
+    ref: Mapping[str, Any],
+    ref_path: str,
+    placement: JSON,
+    decision_pages: Sequence[JSON],
+    works: Mapping[str, JSON],
+    is_current: Callable[[JSON], bool],
+    now: datetime,
+) -> RefPlan:
+    name = str(ref.get("name") or "")
+    selected, group_count = _placement_counts(placement)
+    plan = RefPlan(name=name, placement=placement, selected=selected, group_count=group_count)
+    for cluster, work in works.items():
+        if is_current(work):
+            plan.current[cluster] = work
+            plan.statuses[cluster] = rollout_status(work, revision_start(work))
+    try:
+        groups = decision_groups(decision_pages)
+    except DecisionGroupError as exc:
+        plan.error = str(exc)
+        return plan
+    for group in groups:
+        for cluster in group.clusters:
+            plan.decided.setdefault(cluster, (group.group_name, group.group_index))
+    existing = [
+        ClusterRolloutStatus(cluster, RolloutStatus(status.status), status.last_transition_time)
+        for cluster, status in sorted(plan.statuses.items())
+    ]
+    strategy = ref.get("rolloutStrategy")
+    if strategy is None:
+        strategy = {"type": "All", "all": {"progressDeadline": "None"}}
+    try:
+        rollout = plan_rollout(strategy, groups, existing, now, field_path=ref_path)
+    except RolloutInputError as exc:
+        plan.error = str(exc)
+        plan.error_is_strategy = True
+        return plan
+    plan.rollout = rollout
+
+    for entry in sorted(rollout.clusters_to_rollout, key=lambda e: e.cluster_name):
+        if entry.status != RolloutStatus.TO_APPLY:
+            continue
+        cluster = entry.cluster_name
+        stored = works.get(cluster)
+        if stored is not None and is_deleting(stored):
+            plan.waiting_for_deletion.append(cluster)
+            continue
+        desired = desired_work(
+            mwrs=mwrs, owner=owner, placement=name, cluster=cluster, existing=stored, now=now
+        )
+        patch = None if stored is None else update_patch(stored, desired)
+        if stored is not None and patch is None:
+            continue
+        plan.writes.append(
+            WorkWrite(cluster, name, desired, stored, patch, entry.group_name, entry.group_index)
+        )
+
+    removed = {entry.cluster_name for entry in rollout.clusters_removed}
+    # Works with an outdated spec whose cluster left the decisions go too (OCM keeps them).
+    removed.update(c for c, w in works.items() if c not in plan.decided and not is_current(w))
+    for cluster in sorted(removed):
+        stored = works.get(cluster)
+        if stored is not None and not is_deleting(stored):
+            plan.deletes.append(WorkDelete(cluster, name_of(stored), name, "cluster no longer decided"))
+    return plan

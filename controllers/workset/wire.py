@@ -1,0 +1,114 @@
+"""Small readers of the wire form (plain JSON dicts) shared by the pure modules.
+
+Objects reach the core exactly as the API server stores them; these helpers read conditions,
+times and metadata from them without ever failing on a missing or oddly typed field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Cond:
+    """The parts of one metav1.Condition the controller reads."""
+
+    type: str
+    status: str
+    observed_generation: int
+    last_transition_time: datetime | None
+    reason: str
+    message: str
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An aware UTC datetime from RFC 3339 text; None when missing or unreadable."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with whole seconds (metav1.Time on the wire)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    return 0
+
+
+def conditions_of(obj: Mapping[str, Any] | None) -> dict[str, Cond]:
+    """The conditions of ``obj["status"]`` keyed by type (the first of a duplicated type wins)."""
+    result: dict[str, Cond] = {}
+    status = (obj or {}).get("status")
+    if not isinstance(status, Mapping):
+        return result
+    raw = status.get("conditions")
+    if not isinstance(raw, list):
+        return result
+    for item in raw:
+        if not isinstance(item, Mapping):
+            continue
+        type_ = item.get("type")
+        if not isinstance(type_, str) or type_ in result:
+            continue
+        result[type_] = Cond(
+            type=type_,
+            status=str(item.get("status") or ""),
+            observed_generation=_int(item.get("observedGeneration")),
+            last_transition_time=parse_time(item.get("lastTransitionTime")),
+            reason=str(item.get("reason") or ""),
+            message=str(item.get("message") or ""),
+        )
+    return result
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, Mapping) else {}
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("name") or "")
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("namespace") or "")
+
+
+def generation_of(obj: Mapping[str, Any]) -> int:
+    return _int(meta(obj).get("generation"))
+
+
+def labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
+    value = meta(obj).get("labels")
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
+    value = meta(obj).get("annotations")
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def is_deleting(obj: Mapping[str, Any]) -> bool:
+    return bool(meta(obj).get("deletionTimestamp"))

@@ -1,0 +1,201 @@
+"""Building the ManifestWork a ManifestWorkReplicaSet wants on one cluster (MWRS.md 5.6, 5.7).
+
+- Namespace = cluster; name = the existing work's name for this (cluster, placement), else
+  ``generateName: <mwrs name>`` (the API server appends five random characters).
+- Labels = the MWRS's labels, then the owner label and the placement label (overriding).
+- Spec = the template verbatim.
+- Improvement 3: when ``<namespace>.<name>`` is not a valid label value, the owner label holds a
+  readable prefix plus a hash and the full owner is kept in an annotation.
+- Improvement 4: the annotation ``TEMPLATE_APPLIED_ANNOTATION`` records when the controller wrote
+  the current spec; it is kept unchanged while the spec is current.
+
+Pure: no I/O, ``now`` is an argument.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from controllers.workset.names import (
+    MWRS_LABEL,
+    MWRS_OWNER_ANNOTATION,
+    PLACEMENT_NAME_LABEL,
+    TEMPLATE_APPLIED_ANNOTATION,
+)
+from controllers.workset.template import spec_equals_template
+from controllers.workset.wire import JSON, annotations_of, format_time, labels_of, meta
+
+LABEL_VALUE_MAX = 63
+_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# Kubernetes keeps at most 58 characters of a generateName (63 minus 5 random ones).
+GENERATE_NAME_MAX = 58
+_HASH_CHARS = 10
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why ``value`` is not a valid label value, with the API server's wording."""
+    errors = []
+    if len(value) > LABEL_VALUE_MAX:
+        errors.append(f"must be no more than {LABEL_VALUE_MAX} characters")
+    if not _LABEL_VALUE_RE.match(value):
+        errors.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+            "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+            "'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        )
+    return errors
+
+
+def owner_key(namespace: str, name: str) -> str:
+    """The full owner reference, ``<namespace>.<name>``."""
+    return f"{namespace}.{name}"
+
+
+@dataclass(frozen=True)
+class Owner:
+    """How the works of one ManifestWorkReplicaSet are marked."""
+
+    namespace: str
+    name: str
+    # The value of the owner label on its works.
+    label_value: str
+    # Set when the label value is a hash: the full ``<namespace>.<name>`` kept in an annotation.
+    annotation: str | None
+    # Why ``<namespace>.<name>`` is not a valid label value (empty when it is one).
+    label_errors: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return owner_key(self.namespace, self.name)
+
+    @property
+    def hashed(self) -> bool:
+        return self.annotation is not None
+
+
+def owner_for(namespace: str, name: str) -> Owner:
+    """The owner marking of ``namespace/name`` (improvement 3 for names too long for a label)."""
+    full = owner_key(namespace, name)
+    errors = label_value_errors(full)
+    if not errors:
+        return Owner(namespace, name, full, None)
+    digest = hashlib.sha256(full.encode()).hexdigest()[:_HASH_CHARS]
+    prefix = full[: LABEL_VALUE_MAX - _HASH_CHARS - 1]
+    prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", prefix)
+    prefix = prefix.rstrip("-_.")
+    value = f"{prefix}-{digest}" if prefix and prefix[0].isalnum() else digest
+    return Owner(namespace, name, value, full, tuple(errors))
+
+
+def owner_labels(owner: Owner, placement: str) -> dict[str, str]:
+    return {MWRS_LABEL: owner.label_value, PLACEMENT_NAME_LABEL: placement}
+
+
+def belongs_to(work: Mapping[str, Any], owner: Owner) -> bool:
+    """Whether ``work`` carries ``owner``'s label (and, for a hashed label, its annotation)."""
+    if labels_of(work).get(MWRS_LABEL) != owner.label_value:
+        return False
+    if owner.annotation is None:
+        return True
+    return annotations_of(work).get(MWRS_OWNER_ANNOTATION) == owner.annotation
+
+
+def desired_work(
+    *,
+    mwrs: Mapping[str, Any],
+    owner: Owner,
+    placement: str,
+    cluster: str,
+    existing: Mapping[str, Any] | None,
+    now: datetime,
+) -> JSON:
+    """The ManifestWork ``mwrs`` wants in ``cluster`` for ``placement``.
+
+    ``existing`` is the current work of this (cluster, placement), if any: its name is kept, and
+    so is its revision time when its spec already equals the template.
+    """
+    template = (mwrs.get("spec") or {}).get("manifestWorkTemplate") or {}
+    labels = dict(labels_of(mwrs))
+    labels.update(owner_labels(owner, placement))
+    annotations: dict[str, str] = {}
+    if owner.annotation is not None:
+        annotations[MWRS_OWNER_ANNOTATION] = owner.annotation
+    applied_at = format_time(now)
+    if existing is not None and spec_equals_template(existing.get("spec"), template):
+        kept = annotations_of(existing).get(TEMPLATE_APPLIED_ANNOTATION)
+        applied_at = kept if kept is not None else ""
+    if applied_at:
+        annotations[TEMPLATE_APPLIED_ANNOTATION] = applied_at
+    metadata: JSON = {"namespace": cluster, "labels": labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    if existing is not None and meta(existing).get("name"):
+        metadata["name"] = meta(existing)["name"]
+    else:
+        metadata["generateName"] = str(meta(mwrs).get("name") or "")[:GENERATE_NAME_MAX]
+    return {
+        "apiVersion": "work.open-cluster-management.io/v1",
+        "kind": "ManifestWork",
+        "metadata": metadata,
+        "spec": copy.deepcopy(dict(template)),
+    }
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The JSON merge patch (RFC 7386) that turns ``old`` into ``new``."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return copy.deepcopy(new)
+    patch: JSON = {}
+    for key in old:
+        if key not in new:
+            patch[key] = None
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = _nulls_removed(value)
+        elif old[key] != value:
+            if isinstance(old[key], Mapping) and isinstance(value, Mapping):
+                patch[key] = merge_patch(old[key], value)
+            else:
+                patch[key] = _nulls_removed(value)
+    return patch
+
+
+def _nulls_removed(value: Any) -> Any:
+    """A merge patch cannot set a null inside a map; drop such keys (they mean "absent")."""
+    if isinstance(value, Mapping):
+        return {k: _nulls_removed(v) for k, v in value.items() if v is not None}
+    return copy.deepcopy(value)
+
+
+_MANAGED_METADATA = ("labels", "annotations", "ownerReferences")
+
+
+def update_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> JSON | None:
+    """The one merge patch that makes ``existing`` carry ``desired``'s labels, annotations,
+    ownerReferences and spec (None when nothing differs). Foreign labels and annotations are
+    removed, like OCM does. The patch carries the work's uid as a precondition."""
+    old_meta = meta(existing)
+    new_meta = meta(desired)
+    meta_patch: JSON = {}
+    for field in _MANAGED_METADATA:
+        old_value = old_meta.get(field) or ({} if field != "ownerReferences" else [])
+        new_value = new_meta.get(field) or ({} if field != "ownerReferences" else [])
+        if old_value != new_value:
+            meta_patch[field] = merge_patch(old_value, new_value) if field != "ownerReferences" else new_value
+    spec_patch = None
+    template = desired.get("spec") or {}
+    if not spec_equals_template(existing.get("spec"), template):
+        spec_patch = merge_patch(existing.get("spec") or {}, template)
+    if not meta_patch and spec_patch is None:
+        return None
+    patch: JSON = {"metadata": {"uid": old_meta.get("uid"), **meta_patch}}
+    if spec_patch is not None:
+        patch["spec"] = spec_patch
+    return patch
