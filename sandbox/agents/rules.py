@@ -54,8 +54,9 @@ WELL_KNOWN_CONDITIONS: dict[tuple[str, str, str], dict[str, _CelRule]] = {
 
 
 def _has_conditions(value: Any) -> celtypes.BoolType:
-    if isinstance(value, celtypes.MapType):
-        found = value.get(celtypes.StringType("conditions"))
+    key = celtypes.StringType("conditions")
+    if isinstance(value, celtypes.MapType) and key in value:
+        found = value[key]
         return celtypes.BoolType(isinstance(found, celtypes.ListType) and len(found) > 0)
     return celtypes.BoolType(False)
 
