@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +70,7 @@ from typing import Any
 
 import yaml
 
+from api.meta import DurationError, parse_go_duration
 from sandbox.agents.registration import FleetMember, with_overrides
 from sandbox.agents.selectors import SelectorError, selector_matches, validate_selector
 from sandbox.agents.work import Mode, Outcome, WorkBehaviour
@@ -78,10 +78,6 @@ from sandbox.agents.work import Mode, Outcome, WorkBehaviour
 
 class ProfileError(ValueError):
     """An invalid profile; the message names the field (``clusters[1].outcome: ...``)."""
-
-
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 
 
 def parse_duration(value: Any, where: str) -> float:
@@ -94,19 +90,13 @@ def parse_duration(value: Any, where: str) -> float:
         return float(value)
     if not isinstance(value, str) or not value.strip():
         raise ProfileError(f"{where}: expected a duration such as 30s, got {value!r}")
-    text = value.strip()
-    if text == "0":
-        return 0.0
-    position = 0
-    total = 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != position:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    if position != len(text) or position == 0:
-        raise ProfileError(f"{where}: {value!r} is not a duration (examples: 500ms, 90s, 10m, 1h30m)")
-    return total
+    try:
+        nanoseconds = parse_go_duration(value.strip())
+    except DurationError:
+        raise ProfileError(f"{where}: {value!r} is not a duration (examples: 500ms, 90s, 10m, 1h30m)") from None
+    if nanoseconds < 0:
+        raise ProfileError(f"{where}: must not be negative, got {value!r}")
+    return nanoseconds / 1e9
 
 
 @dataclass(frozen=True)

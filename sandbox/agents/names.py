@@ -1,67 +1,70 @@
 """OCM names the simulated agents write: finalizers, condition types, reasons, label and taint keys.
 
-They are the values OCM's own agents use (``open-cluster-management.io/api`` and ``ocm``), so
-hub controllers and tools cannot tell a simulated cluster from a real one.
+They are the values OCM's own agents use, so hub controllers and tools cannot tell a simulated
+cluster from a real one. Names the API defines come from ``api.constants``; the others are
+values only agents (and OCM's registration controllers) write, which no hub controller reads.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from api import constants
+
 # --- work agent -----------------------------------------------------------------------------------
-MANIFEST_WORK_FINALIZER: Final = "cluster.open-cluster-management.io/manifest-work-cleanup"
+MANIFEST_WORK_FINALIZER: Final = constants.FINALIZER_MANIFESTWORK_AGENT_CLEANUP
 
-WORK_APPLIED: Final = "Applied"
-WORK_AVAILABLE: Final = "Available"
-WORK_PROGRESSING: Final = "Progressing"
-WORK_DEGRADED: Final = "Degraded"
-WORK_DELETING: Final = "Deleting"
-WORK_COMPLETE: Final = "Complete"
+WORK_APPLIED: Final = constants.WORK_CONDITION_APPLIED
+WORK_AVAILABLE: Final = constants.WORK_CONDITION_AVAILABLE
+WORK_PROGRESSING: Final = constants.WORK_CONDITION_PROGRESSING
+WORK_DEGRADED: Final = constants.WORK_CONDITION_DEGRADED
+WORK_DELETING: Final = constants.WORK_CONDITION_DELETING
+WORK_COMPLETE: Final = constants.WORK_CONDITION_COMPLETE
 
-MANIFEST_APPLIED: Final = "Applied"
-MANIFEST_AVAILABLE: Final = "Available"
-MANIFEST_FEEDBACK_SYNCED: Final = "StatusFeedbackSynced"
-MANIFEST_COMPLETE: Final = "Complete"
+MANIFEST_APPLIED: Final = constants.WORK_CONDITION_APPLIED
+MANIFEST_AVAILABLE: Final = constants.WORK_CONDITION_AVAILABLE
+MANIFEST_FEEDBACK_SYNCED: Final = constants.WORK_CONDITION_STATUS_FEEDBACK_SYNCED
+MANIFEST_COMPLETE: Final = constants.WORK_CONDITION_COMPLETE
 
-REASON_APPLIED_MANIFEST_COMPLETE: Final = "AppliedManifestComplete"
-REASON_APPLIED_MANIFEST_FAILED: Final = "AppliedManifestFailed"
-REASON_RESOURCE_AVAILABLE: Final = "ResourceAvailable"
-REASON_RESOURCE_NOT_AVAILABLE: Final = "ResourceNotAvailable"
-REASON_INCOMPLETE_RESOURCE_META: Final = "IncompleteResourceMeta"
-REASON_FETCHING_RESOURCE_FAILED: Final = "FetchingResourceFailed"
-REASON_NO_STATUS_FEEDBACK_SYNCED: Final = "NoStatusFeedbackSynced"
-REASON_STATUS_FEEDBACK_SYNCED: Final = "StatusFeedbackSynced"
-REASON_STATUS_FEEDBACK_SYNC_FAILED: Final = "StatusFeedbackSyncFailed"
+REASON_APPLIED_MANIFEST_COMPLETE: Final = constants.REASON_APPLIED_MANIFEST_COMPLETE
+REASON_APPLIED_MANIFEST_FAILED: Final = constants.REASON_APPLIED_MANIFEST_FAILED
+REASON_RESOURCE_AVAILABLE: Final = constants.REASON_RESOURCE_AVAILABLE
+REASON_RESOURCE_NOT_AVAILABLE: Final = constants.REASON_RESOURCE_NOT_AVAILABLE
+REASON_INCOMPLETE_RESOURCE_META: Final = constants.REASON_INCOMPLETE_RESOURCE_META
+REASON_FETCHING_RESOURCE_FAILED: Final = constants.REASON_FETCHING_RESOURCE_FAILED
+REASON_NO_STATUS_FEEDBACK_SYNCED: Final = constants.REASON_NO_STATUS_FEEDBACK_SYNCED
+REASON_STATUS_FEEDBACK_SYNCED: Final = constants.REASON_STATUS_FEEDBACK_SYNCED
+REASON_STATUS_FEEDBACK_SYNC_FAILED: Final = constants.REASON_STATUS_FEEDBACK_SYNC_FAILED
 
-REASON_APPLIED_WORK_COMPLETE: Final = "AppliedManifestWorkComplete"
-REASON_APPLIED_WORK_FAILED: Final = "AppliedManifestWorkFailed"
-REASON_RESOURCES_AVAILABLE: Final = "ResourcesAvailable"
-REASON_RESOURCES_NOT_AVAILABLE: Final = "ResourcesNotAvailable"
-REASON_RESOURCES_STATUS_UNKNOWN: Final = "ResourcesStatusUnknown"
-REASON_WORK_DELETING: Final = "WorkDeleting"
+REASON_APPLIED_WORK_COMPLETE: Final = constants.REASON_APPLIED_MANIFEST_WORK_COMPLETE
+REASON_APPLIED_WORK_FAILED: Final = constants.REASON_APPLIED_MANIFEST_WORK_FAILED
+REASON_RESOURCES_AVAILABLE: Final = constants.REASON_RESOURCES_AVAILABLE
+REASON_RESOURCES_NOT_AVAILABLE: Final = constants.REASON_RESOURCES_NOT_AVAILABLE
+REASON_RESOURCES_STATUS_UNKNOWN: Final = constants.REASON_RESOURCES_STATUS_UNKNOWN
+REASON_WORK_DELETING: Final = constants.REASON_WORK_DELETING
 
 # Condition rules (manifestConfigs[].conditionRules) and their aggregation at work level.
 CONDITION_RULE_REASON_PREFIX: Final = "ConditionRule"
-REASON_CONDITION_RULE_EVALUATED: Final = "ConditionRuleEvaluated"
-REASON_CONDITION_RULE_EXPRESSION_ERROR: Final = "ConditionRuleExpressionError"
-REASON_CONDITION_RULE_INTERNAL_ERROR: Final = "ConditionRuleInternalError"
-REASON_CONDITION_RULE_INVALID: Final = "ConditionRuleInvalid"
-REASON_CONDITION_RULES_AGGREGATED: Final = "ConditionRulesAggregated"
+REASON_CONDITION_RULE_EVALUATED: Final = constants.REASON_CONDITION_RULE_EVALUATED
+REASON_CONDITION_RULE_EXPRESSION_ERROR: Final = constants.REASON_CONDITION_RULE_EXPRESSION_ERROR
+REASON_CONDITION_RULE_INTERNAL_ERROR: Final = constants.REASON_CONDITION_RULE_INTERNAL_ERROR
+REASON_CONDITION_RULE_INVALID: Final = constants.REASON_CONDITION_RULE_INVALID
+REASON_CONDITION_RULES_AGGREGATED: Final = constants.REASON_CONDITION_RULES_AGGREGATED
 
 # What OCM's own tests write by hand for a rollout ("rollout" mode of the simulated agent).
-REASON_PROGRESSING_APPLYING: Final = "Applying"
-REASON_PROGRESSING_COMPLETED: Final = "Completed"
+REASON_PROGRESSING_APPLYING: Final = constants.REASON_WORK_APPLYING
+REASON_PROGRESSING_COMPLETED: Final = constants.REASON_WORK_COMPLETED
 REASON_DEGRADED_APPLY_FAILED: Final = "ApplyFailed"
 
-FEEDBACK_WELL_KNOWN_STATUS: Final = "WellKnownStatus"
-FEEDBACK_JSON_PATHS: Final = "JSONPaths"
-RULE_WELL_KNOWN_CONDITIONS: Final = "WellKnownConditions"
-RULE_CEL: Final = "CEL"
+FEEDBACK_WELL_KNOWN_STATUS: Final = constants.FEEDBACK_WELL_KNOWN_STATUS
+FEEDBACK_JSON_PATHS: Final = constants.FEEDBACK_JSON_PATHS
+RULE_WELL_KNOWN_CONDITIONS: Final = constants.CONDITION_RULE_WELL_KNOWN
+RULE_CEL: Final = constants.CONDITION_RULE_CEL
 
 # --- registration ---------------------------------------------------------------------------------
 CLUSTER_HUB_ACCEPTED: Final = "HubAcceptedManagedCluster"
-CLUSTER_JOINED: Final = "ManagedClusterJoined"
-CLUSTER_AVAILABLE: Final = "ManagedClusterConditionAvailable"
+CLUSTER_JOINED: Final = constants.CONDITION_MANAGED_CLUSTER_JOINED
+CLUSTER_AVAILABLE: Final = constants.CONDITION_MANAGED_CLUSTER_AVAILABLE
 
 REASON_HUB_ACCEPTED: Final = "HubClusterAdminAccepted"
 REASON_CLUSTER_JOINED: Final = "ManagedClusterJoined"
@@ -69,22 +72,22 @@ REASON_CLUSTER_AVAILABLE: Final = "ManagedClusterAvailable"
 REASON_KUBE_APISERVER_UNAVAILABLE: Final = "ManagedClusterKubeAPIServerUnavailable"
 REASON_LEASE_UPDATE_STOPPED: Final = "ManagedClusterLeaseUpdateStopped"
 
-TAINT_UNAVAILABLE: Final = "cluster.open-cluster-management.io/unavailable"
-TAINT_UNREACHABLE: Final = "cluster.open-cluster-management.io/unreachable"
-TAINT_EFFECT_NO_SELECT: Final = "NoSelect"
+TAINT_UNAVAILABLE: Final = constants.TAINT_CLUSTER_UNAVAILABLE
+TAINT_UNREACHABLE: Final = constants.TAINT_CLUSTER_UNREACHABLE
+TAINT_EFFECT_NO_SELECT: Final = constants.TAINT_EFFECT_NO_SELECT
 
 CLUSTER_LEASE_NAME: Final = "managed-cluster-lease"
 CLUSTER_NAME_LABEL: Final = "open-cluster-management.io/cluster-name"
-CLUSTER_SET_LABEL: Final = "cluster.open-cluster-management.io/clusterset"
+CLUSTER_SET_LABEL: Final = constants.LABEL_CLUSTER_SET
 DEFAULT_LEASE_DURATION_SECONDS: Final = 60
 LEASE_GRACE_MULTIPLIER: Final = 5
 
-CLUSTER_SET_EMPTY: Final = "ClusterSetEmpty"
+CLUSTER_SET_EMPTY: Final = constants.CONDITION_CLUSTER_SET_EMPTY
 REASON_NO_CLUSTER_MATCHED: Final = "NoClusterMatched"
-REASON_CLUSTERS_SELECTED: Final = "ClustersSelected"
-BINDING_BOUND: Final = "Bound"
-REASON_CLUSTER_SET_BOUND: Final = "ClusterSetBound"
+REASON_CLUSTERS_SELECTED: Final = constants.REASON_CLUSTERS_SELECTED
+BINDING_BOUND: Final = constants.CONDITION_CLUSTER_SET_BINDING_BOUND
+REASON_CLUSTER_SET_BOUND: Final = constants.REASON_CLUSTER_SET_BOUND
 REASON_CLUSTER_SET_NOT_FOUND: Final = "ClusterSetNotFound"
 
-DEFAULT_CLUSTER_SET: Final = "default"
-GLOBAL_CLUSTER_SET: Final = "global"
+DEFAULT_CLUSTER_SET: Final = constants.CLUSTER_SET_DEFAULT
+GLOBAL_CLUSTER_SET: Final = constants.CLUSTER_SET_GLOBAL
