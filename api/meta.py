@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import math
 import re
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -136,6 +137,22 @@ def now_utc() -> datetime:
 _EMPTY: tuple[Any, ...] = ([], {})
 
 
+def _is_list_or_map(annotation: Any) -> bool:
+    """Whether a field's type is a list or a dict (through Annotated and Optional)."""
+    tp = annotation
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(tp) if a is not type(None)]
+            if len(members) != 1:
+                return False
+            tp = members[0]
+        else:
+            return origin in (list, dict)
+
+
 class OCMModel(BaseModel):
     """Base of every OCM model: camelCase on the wire, Go-style omission of empty values."""
 
@@ -153,16 +170,29 @@ class OCMModel(BaseModel):
     # CEL rules (x-kubernetes-validations) of this object in the CRD: (rule, message) pairs.
     __crd_validations__: ClassVar[tuple[tuple[str, str], ...]] = ()
 
+    @classmethod
+    def _omittable_fields(cls) -> tuple[tuple[str, str], ...]:
+        """(python name, alias) of the optional list and map fields, whose empty value is omitted."""
+        cached = cls.__dict__.get("_omittable_cache")
+        if cached is not None:
+            return cached
+        result = []
+        for name, info_field in cls.model_fields.items():
+            if name in cls.__keep_empty__ or info_field.is_required():
+                continue
+            if _is_list_or_map(info_field.annotation):
+                result.append((name, info_field.alias or name))
+        found = tuple(result)
+        type.__setattr__(cls, "_omittable_cache", found)
+        return found
+
     @model_serializer(mode="wrap")
     def _omit_empty(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)
         if not isinstance(data, dict):
             return data
-        keep = type(self).__keep_empty__
-        for name, info_field in type(self).model_fields.items():
-            if name in keep or info_field.is_required():
-                continue
-            key = info_field.alias if (info.by_alias and info_field.alias) else name
+        for name, alias in type(self)._omittable_fields():
+            key = alias if info.by_alias else name
             value = data.get(key, None)
             if isinstance(value, list | dict) and value in _EMPTY:
                 del data[key]
