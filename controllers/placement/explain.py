@@ -1,0 +1,90 @@
+"""What a pass did, as JSON: the debug endpoint's answer (spec §10) and ``--explain``.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.cluster_v1beta1 import Placement, PlacementStatus
+from api.meta import format_time
+from controllers.placement.scheduler import ScheduleResult
+
+JSON = dict[str, Any]
+
+
+def debug_placement(placement: Placement) -> JSON:
+    """A copy of the Placement keeping only name, namespace, labels and annotations in its
+    metadata, with its status emptied."""
+    wire = placement.to_wire()
+    meta = placement.metadata
+    metadata: JSON = {"name": meta.name or "", "namespace": meta.namespace or ""}
+    if meta.labels:
+        metadata["labels"] = dict(meta.labels)
+    if meta.annotations:
+        metadata["annotations"] = dict(meta.annotations)
+    wire["metadata"] = metadata
+    wire["status"] = PlacementStatus().to_wire()
+    return wire
+
+
+def aggregated_scores(scores: dict[str, int]) -> list[JSON]:
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return [{"clusterName": name, "score": score} for name, score in ordered]
+
+
+def debug_result(result: ScheduleResult) -> JSON:
+    """The debug endpoint's JSON for a pass (empty lists are left out, as Go's omitempty does)."""
+    out: JSON = {"placement": debug_placement(result.placement)}
+    filters = [{"name": f.name, "filteredClusters": list(f.clusters)} for f in result.filter_results]
+    if filters:
+        out["filteredPipelineResults"] = filters
+    prioritizers = [
+        {"name": p.name, "weight": p.weight, "scores": dict(sorted(p.scores.items()))}
+        for p in result.prioritizer_results
+    ]
+    if prioritizers:
+        out["prioritizeResults"] = prioritizers
+    aggregated = aggregated_scores(result.scores)
+    if aggregated:
+        out["aggregatedScores"] = aggregated
+    if result.aborted is not None:
+        out["error"] = result.aborted
+    return out
+
+
+def explanation(result: ScheduleResult) -> JSON:
+    """The ``--explain`` item of ``ocm-rollout schedule``: the debug fields plus how the cluster
+    sets resolved, what was selected and what ended the pass."""
+    placement = result.placement
+    out: JSON = {
+        "apiVersion": "debug.ocm-rollout.io/v1",
+        "kind": "PlacementExplanation",
+        "metadata": {"name": placement.name, "namespace": placement.namespace},
+    }
+    if result.skipped is not None:
+        out["skipped"] = result.skipped
+        return out
+    out["clusterSets"] = {
+        "validBindings": list(result.valid_bindings),
+        "eligibleSets": list(result.eligible_sets),
+        "availableClusters": list(result.available),
+    }
+    out["filteredPipelineResults"] = [
+        {"name": f.name, "filteredClusters": list(f.clusters)} for f in result.filter_results
+    ]
+    out["prioritizeResults"] = [
+        {"name": p.name, "weight": p.weight, "scores": dict(sorted(p.scores.items()))}
+        for p in result.prioritizer_results
+    ]
+    out["aggregatedScores"] = aggregated_scores(result.scores)
+    out["selectedClusters"] = list(result.selected)
+    out["unscheduled"] = result.unscheduled
+    out["result"] = {"code": result.status.code, "plugin": result.status.plugin, "message": result.status.message}
+    if result.aborted is not None:
+        out["error"] = result.aborted
+    requeue = result.requeue_at()
+    if requeue is not None:
+        out["requeueAt"] = format_time(requeue)
+    return out

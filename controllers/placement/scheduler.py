@@ -1,0 +1,236 @@
+"""One scheduling pass of one Placement at an explicit ``now`` (spec §1-§8).
+
+``schedule(placement, snapshot, now)`` returns a ``ScheduleResult`` that carries everything the
+controller writes (status, decision pages, when to look again) and everything that explains it
+(the cluster-set resolution, every filter's output, every prioritizer's scores, the totals), for
+events, the debug endpoint and ``ocm-rollout schedule --explain``.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from api.cluster_v1beta1 import Placement, PlacementStatus
+from controllers.placement.filters import (
+    ERROR,
+    OK,
+    PREDICATE,
+    TAINT_TOLERATION,
+    WARNING,
+    Status,
+    predicate_filter,
+    taint_toleration_filter,
+    toleration_requeue_time,
+)
+from controllers.placement.groups import DecisionGroupResult, DecisionPage, decision_groups, decision_pages
+from controllers.placement.prioritizers import (
+    BALANCE,
+    STEADY,
+    PrioritizerResult,
+    addon_scores,
+    balance_scores,
+    build_prioritizers,
+    prioritizer_weights,
+    resource_of,
+    resource_scores,
+    steady_scores,
+)
+from controllers.placement.snapshot import ClusterView, SetResolutionError, Snapshot
+from controllers.placement.status import (
+    ConditionSpec,
+    misconfigured_condition,
+    new_status,
+    satisfied_condition,
+)
+
+DISABLE_ANNOTATION = "cluster.open-cluster-management.io/experimental-scheduling-disable"
+
+
+@dataclass(frozen=True)
+class FilterResult:
+    name: str
+    clusters: tuple[str, ...]
+
+
+@dataclass
+class ScheduleResult:
+    """The outcome of one pass. ``skipped``/``aborted`` passes change nothing."""
+
+    placement: Placement
+    skipped: str | None = None  # why the Placement is left alone (§1)
+    aborted: str | None = None  # an API-level failure that ends the pass before any write
+    valid_bindings: list[str] = field(default_factory=list)
+    eligible_sets: list[str] = field(default_factory=list)
+    available: list[str] = field(default_factory=list)
+    filter_results: list[FilterResult] = field(default_factory=list)
+    prioritizer_results: list[PrioritizerResult] = field(default_factory=list)
+    # total score of every cluster that passed the filters
+    scores: dict[str, int] = field(default_factory=dict)
+    feasible: list[str] = field(default_factory=list)  # filtered clusters in score order
+    selected: list[str] = field(default_factory=list)
+    unscheduled: int = 0
+    # the scheduling status (Success, Warning or Misconfigured) after §6 may have replaced it
+    status: Status = OK
+    groups: list[DecisionGroupResult] = field(default_factory=list)
+    pages: list[DecisionPage] = field(default_factory=list)
+    conditions: list[ConditionSpec] = field(default_factory=list)
+    # when the result can change by itself: a toleration running out, a score expiring
+    toleration_requeue_at: datetime | None = None
+    score_expiry_at: datetime | None = None
+    new_status: PlacementStatus | None = None
+
+    @property
+    def acts(self) -> bool:
+        """Whether the controller writes anything for this pass."""
+        return self.skipped is None and self.aborted is None
+
+    @property
+    def filtered(self) -> list[str]:
+        return list(self.feasible)
+
+    def requeue_at(self) -> datetime | None:
+        times = [t for t in (self.toleration_requeue_at, self.score_expiry_at) if t is not None]
+        return min(times) if times else None
+
+
+def skip_reason(placement: Placement) -> str | None:
+    if placement.metadata.deletion_timestamp is not None:
+        return "the Placement is being deleted"
+    if placement.metadata.annotations.get(DISABLE_ANNOTATION) == "true":
+        return f"scheduling is disabled by the annotation {DISABLE_ANNOTATION}"
+    return None
+
+
+def resolve_clusters(
+    placement: Placement, snapshot: Snapshot
+) -> tuple[list[str], list[str], list[ClusterView]]:
+    """(valid bindings, eligible sets, available clusters by name) of §2.
+
+    Raises SetResolutionError for an eligible set whose members cannot be computed.
+    """
+    valid = sorted(b.name for b in snapshot.bindings_in(placement.namespace) if b.name in snapshot.cluster_sets)
+    eligible = sorted(set(valid))
+    if placement.spec.cluster_sets:
+        wanted = set(placement.spec.cluster_sets)
+        eligible = [name for name in eligible if name in wanted]
+    names: set[str] = set()
+    for set_name in eligible:
+        names.update(snapshot.set_members(set_name))
+    available = [snapshot.clusters[n] for n in sorted(names) if not snapshot.clusters[n].deleting]
+    return valid, eligible, available
+
+
+def schedule(placement: Placement, snapshot: Snapshot, now: datetime) -> ScheduleResult:
+    """Schedule one Placement against one snapshot at ``now``."""
+    result = ScheduleResult(placement=placement)
+    result.skipped = skip_reason(placement)
+    if result.skipped is not None:
+        return result
+    try:
+        valid, eligible, available = resolve_clusters(placement, snapshot)
+    except SetResolutionError as exc:
+        result.aborted = str(exc)
+        return result
+    result.valid_bindings, result.eligible_sets = valid, eligible
+    result.available = [c.name for c in available]
+
+    status = _run_plugins(placement, snapshot, available, result, now)
+    if result.aborted is not None:
+        return result
+
+    by_name = {c.name: c for c in available}
+    groups, group_status = decision_groups(
+        placement.spec.effective_group_strategy(), [by_name[n] for n in result.selected]
+    )
+    if group_status.is_error:
+        status = group_status
+    result.status = status
+    result.groups = groups
+    result.pages = decision_pages(placement.name, groups)
+    result.conditions = [
+        misconfigured_condition(status),
+        satisfied_condition(
+            placement.spec.cluster_sets,
+            eligible,
+            len(valid),
+            len(available),
+            len(result.selected),
+            result.unscheduled,
+            status,
+        ),
+    ]
+    result.new_status = new_status(
+        placement,
+        selected=len(result.selected),
+        groups=groups,
+        pages=result.pages,
+        conditions=result.conditions,
+        now=now,
+    )
+    return result
+
+
+def _run_plugins(
+    placement: Placement,
+    snapshot: Snapshot,
+    available: list[ClusterView],
+    result: ScheduleResult,
+    now: datetime,
+) -> Status:
+    """§3-§5: filters, weights, prioritizers, scores and selection. Fills ``result``."""
+    final = OK
+    current = snapshot.current_decisions(placement.namespace, placement.name)
+
+    filtered, status = predicate_filter(placement, available, snapshot)
+    if status.is_error:
+        return status
+    result.filter_results.append(FilterResult(PREDICATE, tuple(c.name for c in filtered)))
+    filtered, status = taint_toleration_filter(placement, filtered, current, now)
+    if status.is_error:
+        return status
+    pipeline_index = len(result.filter_results)
+    result.filter_results.append(FilterResult(f"{PREDICATE},{TAINT_TOLERATION}", tuple(c.name for c in filtered)))
+
+    weights, status = prioritizer_weights(placement.spec.prioritizer_policy)
+    if status.is_error:
+        return status
+    prioritizers, status = build_prioritizers(weights)
+    if status.is_error:
+        return status
+
+    totals = {c.name: 0 for c in filtered}
+    for prioritizer in prioritizers:
+        if prioritizer.kind == BALANCE:
+            scores = balance_scores(filtered, snapshot, placement.namespace, placement.name)
+        elif prioritizer.kind == STEADY:
+            scores = steady_scores(filtered, current)
+        elif prioritizer.kind == "AddOn":
+            scores, status, expiry = addon_scores(filtered, snapshot, prioritizer, now)
+            if status.code == WARNING:
+                final = status
+            if expiry is not None and (result.score_expiry_at is None or expiry < result.score_expiry_at):
+                result.score_expiry_at = expiry
+        else:
+            scores = resource_scores(filtered, resource_of(prioritizer.kind))
+        result.prioritizer_results.append(PrioritizerResult(prioritizer.name, prioritizer.weight, scores))
+        for name, value in scores.items():
+            totals[name] = totals.get(name, 0) + value * prioritizer.weight
+
+    ordered = sorted(filtered, key=lambda c: (-totals[c.name], c.name))
+    result.scores = totals
+    result.feasible = [c.name for c in ordered]
+    result.filter_results[pipeline_index] = FilterResult(f"{PREDICATE},{TAINT_TOLERATION}", tuple(result.feasible))
+
+    wanted = placement.spec.number_of_clusters
+    if wanted is not None and wanted < 0:
+        result.aborted = f"numberOfClusters must not be negative (got {wanted})"
+        return Status(ERROR, "", result.aborted)
+    selected = result.feasible if wanted is None else result.feasible[:wanted]
+    result.selected = list(selected)
+    result.unscheduled = 0 if wanted is None else wanted - len(selected)
+    result.toleration_requeue_at = toleration_requeue_time(placement, snapshot, current, now)
+    return final
+

@@ -1,0 +1,68 @@
+"""Label, claim and cluster selectors compiled once per pass.
+
+A label selector compiles as Kubernetes' ``LabelSelectorAsSelector`` does (the rules and the
+error messages come from ``api.meta.LabelSelector.check``); matching then costs a few dict
+lookups per cluster. A claim selector is a label selector made only of its
+``matchExpressions``, evaluated against the cluster's claims.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from api.cluster_v1beta1 import ClusterClaimSelector
+from api.meta import LabelSelector, SelectorError
+
+__all__ = ["CompiledSelector", "SelectorError", "compile_claim_selector", "compile_label_selector"]
+
+_Requirement = Callable[[Mapping[str, str]], bool]
+
+
+def _requirement(key: str, operator: str, values: frozenset[str]) -> _Requirement:
+    if operator == "In":
+        return lambda labels: key in labels and labels[key] in values
+    if operator == "NotIn":
+        return lambda labels: key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return lambda labels: key in labels
+    return lambda labels: key not in labels
+
+
+@dataclass(frozen=True)
+class CompiledSelector:
+    """A compiled selector; ``everything`` is true for a selector with no requirement."""
+
+    requirements: tuple[_Requirement, ...]
+
+    @property
+    def everything(self) -> bool:
+        return not self.requirements
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(req(labels) for req in self.requirements)
+
+
+MATCH_ALL = CompiledSelector(())
+
+
+def compile_label_selector(selector: LabelSelector | None) -> CompiledSelector:
+    """Compile a selector; None (a missing selector) matches everything, as an empty one does.
+
+    Raises SelectorError (with Kubernetes' wording) when the selector is invalid.
+    """
+    if selector is None:
+        return MATCH_ALL
+    selector.check()
+    return CompiledSelector(
+        tuple(_requirement(r.key, r.operator, frozenset(r.values)) for r in selector.requirements())
+    )
+
+
+def compile_claim_selector(selector: ClusterClaimSelector | None) -> CompiledSelector:
+    """A claim selector: only its matchExpressions, as a label selector over the claims."""
+    if selector is None or not selector.match_expressions:
+        return MATCH_ALL
+    return compile_label_selector(selector.as_label_selector())

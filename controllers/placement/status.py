@@ -1,0 +1,118 @@
+"""The Placement status a pass produces (spec §7): counts, groups and the two conditions.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from api.cluster_v1beta1 import DecisionGroupStatus, Placement, PlacementStatus
+from api.meta import Condition, set_condition
+from controllers.placement.filters import ERROR, MISCONFIGURED, Status
+from controllers.placement.groups import DecisionGroupResult, DecisionPage
+
+MISCONFIGURED_TYPE = "PlacementMisconfigured"
+SATISFIED_TYPE = "PlacementSatisfied"
+
+
+@dataclass(frozen=True)
+class ConditionSpec:
+    type: str
+    status: str
+    reason: str
+    message: str
+
+    def condition(self, now: datetime) -> Condition:
+        return Condition(
+            type=self.type,
+            status=self.status,  # type: ignore[arg-type]
+            reason=self.reason,
+            message=self.message,
+            last_transition_time=now,
+        )
+
+
+def misconfigured_condition(status: Status) -> ConditionSpec:
+    if status.code == MISCONFIGURED:
+        return ConditionSpec(MISCONFIGURED_TYPE, "True", "Misconfigured", f"{status.plugin}:{status.message}")
+    return ConditionSpec(MISCONFIGURED_TYPE, "False", "Succeedconfigured", "Placement configurations check pass")
+
+
+def satisfied_condition(
+    cluster_sets_in_spec: Sequence[str],
+    eligible_sets: Sequence[str],
+    bindings: int,
+    available: int,
+    selected: int,
+    unscheduled: int,
+    status: Status,
+) -> ConditionSpec:
+    if bindings == 0:
+        return ConditionSpec(
+            SATISFIED_TYPE,
+            "False",
+            "NoManagedClusterSetBindings",
+            "No valid ManagedClusterSetBindings found in placement namespace",
+        )
+    if not eligible_sets:
+        return ConditionSpec(
+            SATISFIED_TYPE,
+            "False",
+            "NoIntersection",
+            f"None of ManagedClusterSets [{','.join(cluster_sets_in_spec)}] is bound to placement namespace",
+        )
+    if available == 0:
+        return ConditionSpec(
+            SATISFIED_TYPE,
+            "False",
+            "AllManagedClusterSetsEmpty",
+            f"All ManagedClusterSets [{','.join(eligible_sets)}] have no member ManagedCluster",
+        )
+    if status.code == ERROR:
+        return ConditionSpec(SATISFIED_TYPE, "False", "NotAllDecisionsScheduled", status.message)
+    if selected == 0:
+        return ConditionSpec(
+            SATISFIED_TYPE, "False", "NoManagedClusterMatched", "No ManagedCluster matches any of the cluster predicate"
+        )
+    if unscheduled == 0:
+        return ConditionSpec(SATISFIED_TYPE, "True", "AllDecisionsScheduled", "All cluster decisions scheduled")
+    return ConditionSpec(
+        SATISFIED_TYPE, "False", "NotAllDecisionsScheduled", f"{unscheduled} cluster decisions unscheduled"
+    )
+
+
+def group_statuses(groups: Sequence[DecisionGroupResult], pages: Sequence[DecisionPage]) -> list[DecisionGroupStatus]:
+    out = []
+    for group in groups:
+        out.append(
+            DecisionGroupStatus(
+                decision_group_index=group.index,
+                decision_group_name=group.name,
+                decisions=[p.name for p in pages if p.group_index == group.index],
+                cluster_count=len(group.clusters),
+            )
+        )
+    return out
+
+
+def new_status(
+    placement: Placement,
+    *,
+    selected: int,
+    groups: Sequence[DecisionGroupResult],
+    pages: Sequence[DecisionPage],
+    conditions: Sequence[ConditionSpec],
+    now: datetime,
+) -> PlacementStatus:
+    """The Placement's next status: conditions merged into the existing ones by type."""
+    merged = [c.model_copy() for c in placement.status.conditions]
+    for spec in conditions:
+        set_condition(merged, spec.condition(now), now)
+    return PlacementStatus(
+        number_of_selected_clusters=selected,
+        decision_groups=group_statuses(groups, pages),
+        conditions=merged,
+    )
