@@ -1,0 +1,214 @@
+"""What `ocm-rollout status` shows about a ManifestWorkReplicaSet, and the per-status cluster
+counts the controller publishes as metrics (improvement 5).
+
+Per placement and decision group, every decided cluster is in one state:
+- ``succeeded``: its work has the current template and its rollout status is Succeeded;
+- ``failed``: Failed, or timed out (past progressDeadline);
+- ``progressing``: its work has the current template but is not done yet;
+- ``waiting``: no work with the current template yet (the rollout has not reached it).
+``applied`` counts the clusters whose current work reports ``Applied`` True at its generation.
+
+Pure: built from the same objects and planner the controller uses, with ``now`` as argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from controllers.workset.names import (
+    COND_MANIFESTWORK_APPLIED,
+    COND_PLACEMENT_ROLLED_OUT,
+    COND_PLACEMENT_VERIFIED,
+    WORK_APPLIED,
+)
+from controllers.workset.plan import RefPlan, plan_deploy
+from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
+from controllers.workset.wire import JSON, conditions_of, format_time, generation_of
+from controllers.workset.workbuild import owner_for
+
+SUCCEEDED_STATE = "succeeded"
+FAILED_STATE = "failed"
+PROGRESSING_STATE = "progressing"
+WAITING_STATE = "waiting"
+STATES = (SUCCEEDED_STATE, FAILED_STATE, PROGRESSING_STATE, WAITING_STATE)
+
+
+@dataclass
+class ClusterLine:
+    cluster: str
+    state: str
+    applied: bool
+    rollout_status: str
+    reason: str = ""
+
+
+@dataclass
+class GroupReport:
+    index: int
+    name: str
+    clusters: list[ClusterLine] = field(default_factory=list)
+
+    def count(self, state: str) -> int:
+        return sum(1 for c in self.clusters if c.state == state)
+
+    @property
+    def applied(self) -> int:
+        return sum(1 for c in self.clusters if c.applied)
+
+
+@dataclass
+class PlacementReport:
+    name: str
+    strategy: str
+    found: bool = True
+    error: str | None = None
+    breach: bool = False
+    selected: int = 0
+    groups: list[GroupReport] = field(default_factory=list)
+    recheck_after: float | None = None
+
+    def count(self, state: str) -> int:
+        return sum(g.count(state) for g in self.groups)
+
+    @property
+    def total(self) -> int:
+        return sum(len(g.clusters) for g in self.groups)
+
+    @property
+    def applied(self) -> int:
+        return sum(g.applied for g in self.groups)
+
+
+@dataclass
+class Report:
+    namespace: str
+    name: str
+    conditions: dict[str, tuple[str, str, str]]
+    summary: dict[str, int]
+    placements: list[PlacementReport]
+
+
+def status_counts(ref: RefPlan) -> dict[str, int]:
+    """How many decided clusters of a placement are in each rollout status (for metrics)."""
+    counts: dict[str, int] = {}
+    timed_out = set() if ref.rollout is None else {e.cluster_name for e in ref.rollout.clusters_timeout}
+    for cluster in ref.decided:
+        if cluster in timed_out:
+            status = TIME_OUT
+        elif cluster in ref.statuses:
+            status = ref.statuses[cluster].status
+        else:
+            status = TO_APPLY
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def _manifest_failures(work: Mapping[str, Any]) -> list[str]:
+    """Per-manifest ``Applied`` False messages of a work (what failed to apply, and why)."""
+    out = []
+    status = work.get("status")
+    resource_status = status.get("resourceStatus") if isinstance(status, Mapping) else None
+    manifests = resource_status.get("manifests") if isinstance(resource_status, Mapping) else None
+    for item in manifests or ():
+        if not isinstance(item, Mapping):
+            continue
+        res = item.get("resourceMeta") or {}
+        for cond in item.get("conditions") or ():
+            if isinstance(cond, Mapping) and cond.get("type") == WORK_APPLIED and cond.get("status") == "False":
+                what = "/".join(str(p) for p in (res.get("kind"), res.get("namespace"), res.get("name")) if p)
+                out.append(f"{what or 'manifest ' + str(res.get('ordinal'))}: {cond.get('message') or cond.get('reason')}")
+    return out
+
+
+def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> ClusterLine:
+    work = ref.current.get(cluster)
+    if work is None:
+        return ClusterLine(cluster, WAITING_STATE, False, TO_APPLY)
+    applied_cond = conditions_of(work).get(WORK_APPLIED)
+    applied = (
+        applied_cond is not None
+        and applied_cond.status == "True"
+        and applied_cond.observed_generation == generation_of(work)
+    )
+    status = ref.statuses[cluster]
+    if cluster in timed_out:
+        entry = timed_out[cluster]
+        since = entry.last_transition_time
+        reason = "progressDeadline exceeded" + (f" (in progress since {format_time(since)})" if since else "")
+        if status.reason:
+            reason += f"; {status.reason}"
+        details = _manifest_failures(work)
+        if details:
+            reason += "; " + "; ".join(details)
+        return ClusterLine(cluster, FAILED_STATE, applied, TIME_OUT, reason)
+    if status.status == FAILED:
+        parts = [status.reason] if status.reason else []
+        parts.extend(_manifest_failures(work))
+        return ClusterLine(cluster, FAILED_STATE, applied, FAILED, "; ".join(parts))
+    if status.status == SUCCEEDED:
+        return ClusterLine(cluster, SUCCEEDED_STATE, applied, SUCCEEDED)
+    return ClusterLine(cluster, PROGRESSING_STATE, applied, status.status, status.reason)
+
+
+def placement_report(ref: RefPlan, strategy: str) -> PlacementReport:
+    out = PlacementReport(ref.name, strategy, selected=ref.selected, error=ref.error, breach=ref.breach)
+    out.recheck_after = ref.recheck_after
+    timed_out = {} if ref.rollout is None else {e.cluster_name: e for e in ref.rollout.clusters_timeout}
+    groups: dict[tuple[int, str], GroupReport] = {}
+    for cluster, (group_name, group_index) in sorted(ref.decided.items()):
+        group = groups.setdefault((group_index, group_name), GroupReport(group_index, group_name))
+        group.clusters.append(_cluster_line(ref, cluster, timed_out))
+    out.groups = [groups[k] for k in sorted(groups)]
+    return out
+
+
+def build_report(
+    *,
+    mwrs: Mapping[str, Any],
+    works: Sequence[JSON],
+    placements: Mapping[str, JSON | None],
+    decisions: Mapping[str, Sequence[JSON]],
+    now: datetime,
+) -> Report:
+    """The rollout report of one MWRS from the objects as stored."""
+    metadata = mwrs.get("metadata") or {}
+    namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+    owner = owner_for(namespace, name)
+    plan = plan_deploy(
+        mwrs=mwrs, owner=owner, works=works, placements=placements, decisions=decisions, now=now
+    )
+    refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
+    strategies = {
+        str(r.get("name") or ""): str(((r.get("rolloutStrategy") or {}).get("type")) or "All") for r in refs
+    }
+    reports = [placement_report(ref, strategies.get(ref.name, "All")) for ref in plan.refs]
+    planned = {r.name for r in plan.refs}
+    for ref_name in strategies:
+        if ref_name not in planned:
+            missing = placements.get(ref_name) is None
+            reports.append(
+                PlacementReport(
+                    ref_name,
+                    strategies[ref_name],
+                    found=not missing,
+                    error="Placement not found" if missing else "not evaluated (an earlier Placement is missing)",
+                )
+            )
+    status = mwrs.get("status") or {}
+    conditions = {}
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") in (
+            COND_PLACEMENT_VERIFIED,
+            COND_PLACEMENT_ROLLED_OUT,
+            COND_MANIFESTWORK_APPLIED,
+        ):
+            conditions[str(cond["type"])] = (
+                str(cond.get("status") or ""),
+                str(cond.get("reason") or ""),
+                str(cond.get("message") or ""),
+            )
+    summary = {k: int(v) for k, v in (status.get("summary") or {}).items() if isinstance(v, int)}
+    return Report(namespace, name, conditions, summary, reports)
