@@ -212,3 +212,83 @@ def build_report(
             )
     summary = {k: int(v) for k, v in (status.get("summary") or {}).items() if isinstance(v, int)}
     return Report(namespace, name, conditions, summary, reports)
+
+
+# ------------------------------------------------------------------------------------------
+# Text rendering
+# ------------------------------------------------------------------------------------------
+
+BAR_WIDTH = 24
+_BAR_CHARS = {SUCCEEDED_STATE: "#", FAILED_STATE: "!", PROGRESSING_STATE: "~", WAITING_STATE: "."}
+_SHOWN_FAILURES = 10
+
+
+def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
+    """A stacked bar: ``#`` succeeded, ``!`` failed, ``~`` progressing, ``.`` waiting."""
+    total = sum(counts.get(s, 0) for s in STATES)
+    if total == 0:
+        return "[" + " " * width + "]"
+    cells: list[str] = []
+    used = 0
+    acc = 0
+    for state in STATES:
+        acc += counts.get(state, 0)
+        end = round(acc * width / total)
+        cells.append(_BAR_CHARS[state] * (end - used))
+        used = end
+    return "[" + "".join(cells) + "]"
+
+
+def _group_title(group: GroupReport) -> str:
+    return f"group {group.index}" + (f" ({group.name})" if group.name else "")
+
+
+def render_report(report: Report) -> str:
+    """The human-readable rollout status of one MWRS."""
+    lines = [f"ManifestWorkReplicaSet {report.namespace}/{report.name}"]
+    for type_ in (COND_PLACEMENT_VERIFIED, COND_PLACEMENT_ROLLED_OUT, COND_MANIFESTWORK_APPLIED):
+        status, reason, message = report.conditions.get(type_, ("-", "", ""))
+        line = f"  {type_:<20} {status:<7} {reason}"
+        if message:
+            line += f": {message}"
+        lines.append(line.rstrip())
+    if report.summary:
+        keys = ("total", "applied", "available", "progressing", "degraded")
+        lines.append("  summary: " + ", ".join(f"{k} {report.summary.get(k, 0)}" for k in keys))
+    for placement in report.placements:
+        lines.append("")
+        head = f"  placement {placement.name} ({placement.strategy}"
+        if placement.found and placement.error is None:
+            head += f", {placement.selected} selected"
+        head += ")"
+        if placement.error is not None:
+            lines.append(f"{head}: {placement.error}")
+            continue
+        counts = {s: placement.count(s) for s in STATES}
+        head += (
+            f"  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{placement.total} succeeded,"
+            f" {placement.applied} applied, {counts[FAILED_STATE]} failed,"
+            f" {counts[PROGRESSING_STATE]} progressing, {counts[WAITING_STATE]} waiting"
+        )
+        lines.append(head)
+        if placement.breach:
+            lines.append("    maxFailures breached: no new clusters are rolled out until failures recover")
+        if not placement.groups:
+            lines.append("    no clusters decided")
+        titles = [_group_title(g) for g in placement.groups]
+        pad = max((len(t) for t in titles), default=0)
+        for group, title in zip(placement.groups, titles, strict=True):
+            g_counts = {s: group.count(s) for s in STATES}
+            lines.append(
+                f"    {title:<{pad}}  {progress_bar(g_counts)} {g_counts[SUCCEEDED_STATE]}/{len(group.clusters)}"
+                f" succeeded  applied {group.applied}  failed {g_counts[FAILED_STATE]}"
+                f"  progressing {g_counts[PROGRESSING_STATE]}  waiting {g_counts[WAITING_STATE]}"
+            )
+            failed_lines = [c for c in group.clusters if c.state == FAILED_STATE]
+            for bad in failed_lines[:_SHOWN_FAILURES]:
+                lines.append(f"      ! {bad.cluster} ({bad.rollout_status}): {bad.reason or 'no reason reported'}")
+            if len(failed_lines) > _SHOWN_FAILURES:
+                lines.append(f"      ! and {len(failed_lines) - _SHOWN_FAILURES} more failed clusters")
+        if placement.recheck_after is not None:
+            lines.append(f"    next check in {placement.recheck_after:.0f}s (minSuccessTime / progressDeadline)")
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""The rollout report behind `ocm-rollout status` and the metrics counts (improvement 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controllers.workset.plan import plan_deploy
+from controllers.workset.report import build_report, progress_bar, render_report, status_counts
+from controllers.workset.workbuild import owner_for
+from tests.unit.test_workset_fixtures import at, cond, decision, failed, mwrs, placement, succeeded, work
+
+STRATEGY = {"type": "Progressive", "progressive": {"maxConcurrency": 3, "progressDeadline": "10s",
+                                                   "maxFailures": 2}}
+
+
+def fixture() -> dict[str, Any]:
+    m = mwrs(refs=[{"name": "test-placement", "rolloutStrategy": STRATEGY}])
+    bad = work("c2", conditions=failed(ltt=at(0)))
+    bad["status"]["conditions"][2]["message"] = "image pull failed"
+    bad["status"]["resourceStatus"] = {"manifests": [{
+        "resourceMeta": {"ordinal": 0, "kind": "ConfigMap", "name": "cm", "namespace": "default"},
+        "conditions": [cond("Applied", "False", 1, message="Failed to apply manifest: quota exceeded")],
+    }]}
+    works = [work("c1", conditions=succeeded()), bad, work("c3", conditions=[cond("Applied", "True", 1),
+                                                                            cond("Progressing", "True", 1, at(25))])]
+    decisions = [decision(["c1", "c2"], index=0, group="canary", name="d0"),
+                 decision(["c3", "c4", "c5"], index=1, name="d1")]
+    return {"mwrs": m, "works": works, "placements": {"test-placement": placement(selected=5, groups=2)},
+            "decisions": {"test-placement": decisions}}
+
+
+def test_clusters_are_classified_per_group() -> None:
+    report = build_report(**fixture(), now=at(1))
+    groups = report.placements[0].groups
+    assert [(g.index, g.name) for g in groups] == [(0, "canary"), (1, "")]
+    assert {c.cluster: c.state for c in groups[0].clusters} == {"c1": "succeeded", "c2": "failed"}
+    assert {c.cluster: c.state for c in groups[1].clusters} == {"c3": "progressing", "c4": "waiting",
+                                                                "c5": "waiting"}
+    assert groups[0].applied == 2 and groups[1].applied == 1
+
+
+def test_failed_cluster_reason_includes_condition_and_manifest_errors() -> None:
+    report = build_report(**fixture(), now=at(1))
+    line = next(c for c in report.placements[0].groups[0].clusters if c.cluster == "c2")
+    assert "image pull failed" in line.reason
+    assert "ConfigMap/default/cm: Failed to apply manifest: quota exceeded" in line.reason
+
+
+def test_cluster_past_its_deadline_is_reported_as_timed_out() -> None:
+    report = build_report(**fixture(), now=at(30))
+    line = next(c for c in report.placements[0].groups[0].clusters if c.cluster == "c2")
+    assert (line.state, line.rollout_status) == ("failed", "TimeOut")
+    assert line.reason.startswith("progressDeadline exceeded")
+
+
+def test_rendering_shows_bars_counts_and_failures() -> None:
+    text = render_report(build_report(**fixture(), now=at(1)))
+    assert "placement test-placement (Progressive, 5 selected)" in text
+    assert "group 0 (canary)" in text and "1/2 succeeded" in text
+    assert "! c2 (Failed):" in text
+
+
+def test_missing_placement_is_shown() -> None:
+    data = fixture()
+    data["placements"] = {"test-placement": None}
+    text = render_report(build_report(**data, now=at(1)))
+    assert "test-placement (Progressive): Placement not found" in text
+
+
+def test_progress_bar_is_stacked_in_state_order() -> None:
+    assert progress_bar({"succeeded": 2, "failed": 1, "progressing": 1, "waiting": 4}, width=8) == "[##!~....]"
+
+
+def test_empty_progress_bar() -> None:
+    assert progress_bar({}, width=4) == "[    ]"
+
+
+def test_status_counts_cover_every_decided_cluster() -> None:
+    data = fixture()
+    m = data["mwrs"]
+    plan = plan_deploy(mwrs=m, owner=owner_for("ns", "test-work"), works=data["works"],
+                       placements=data["placements"], decisions=data["decisions"], now=at(30))
+    assert status_counts(plan.refs[0]) == {"Succeeded": 1, "TimeOut": 1, "Progressing": 1, "ToApply": 2}
