@@ -15,7 +15,17 @@ from controllers.workset.aggregation import (
 from controllers.workset.plan import DeployPlan, plan_deploy
 from controllers.workset.template import TemplateComparer
 from controllers.workset.workbuild import owner_for
-from tests.unit.test_workset_fixtures import TEMPLATE, at, cond, decision, failed, mwrs, placement, succeeded, work
+from tests.unit.test_workset_fixtures import (
+    TEMPLATE,
+    at,
+    cond,
+    decision,
+    failed,
+    mwrs,
+    placement,
+    succeeded,
+    work,
+)
 
 CMP = TemplateComparer(TEMPLATE)
 
