@@ -1,0 +1,167 @@
+"""CustomResourceDefinitions: validation, turning one into a served ResourceType, and loading them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sandbox.errors import cause
+from sandbox.resources import ResourceType, Version
+from sandbox.schema import SchemaError
+from sandbox.table import crd_columns
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_VERSION_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
+    """StatusCauses for a CRD the hub cannot serve (kube-apiserver's main checks)."""
+    causes: list[dict[str, str]] = []
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return [cause("FieldValueRequired", "spec", "Required value")]
+    group = spec.get("group")
+    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    plural = names.get("plural")
+    if not isinstance(group, str) or not group:
+        causes.append(cause("FieldValueRequired", "spec.group", "Required value"))
+    elif "." not in group:
+        causes.append(cause("FieldValueInvalid", "spec.group", f'Invalid value: "{group}": should be a domain with at least one dot'))
+    if not isinstance(plural, str) or not plural:
+        causes.append(cause("FieldValueRequired", "spec.names.plural", "Required value"))
+    elif not _DNS_LABEL.match(plural):
+        causes.append(cause("FieldValueInvalid", "spec.names.plural", f'Invalid value: "{plural}": must be a DNS-1035 label'))
+    if not isinstance(names.get("kind"), str) or not names.get("kind"):
+        causes.append(cause("FieldValueRequired", "spec.names.kind", "Required value"))
+    name = (crd.get("metadata") or {}).get("name")
+    if isinstance(group, str) and isinstance(plural, str) and name != f"{plural}.{group}":
+        causes.append(
+            cause("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group')
+        )
+    scope = spec.get("scope")
+    if scope not in ("Namespaced", "Cluster"):
+        causes.append(cause("FieldValueNotSupported", "spec.scope", f'Unsupported value: "{scope}": supported values: "Cluster", "Namespaced"'))
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        causes.append(cause("FieldValueRequired", "spec.versions", "Required value"))
+        return causes
+    storage = [v for v in versions if isinstance(v, dict) and v.get("storage")]
+    if len(storage) != 1:
+        causes.append(cause("FieldValueInvalid", "spec.versions", "Invalid value: must have exactly one version marked as storage version"))
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        where = f"spec.versions[{i}]"
+        if not isinstance(v, dict):
+            causes.append(cause("FieldValueInvalid", where, "Invalid value: must be an object"))
+            continue
+        vname = v.get("name")
+        if not isinstance(vname, str) or not _VERSION_NAME.match(vname):
+            causes.append(cause("FieldValueInvalid", f"{where}.name", f'Invalid value: "{vname}": must be a DNS-1035 label'))
+        elif vname in seen:
+            causes.append(cause("FieldValueDuplicate", f"{where}.name", f'Duplicate value: "{vname}"'))
+        else:
+            seen.add(vname)
+        schema = (v.get("schema") or {}).get("openAPIV3Schema")
+        if not isinstance(schema, dict):
+            causes.append(cause("FieldValueRequired", f"{where}.schema.openAPIV3Schema", "Required value: schemas are required"))
+            continue
+        try:
+            Version(str(vname), schema).schema()
+        except SchemaError as exc:
+            causes.append(cause("FieldValueInvalid", f"{where}.schema.openAPIV3Schema", f"Invalid value: {exc}"))
+        except Exception as exc:  # jsonschema reports a malformed schema in several ways
+            causes.append(cause("FieldValueInvalid", f"{where}.schema.openAPIV3Schema", f"Invalid value: {exc}"))
+    return causes
+
+
+def resource_type_for(crd: dict[str, Any]) -> ResourceType:
+    spec = crd["spec"]
+    names = spec["names"]
+    kind = names["kind"]
+    versions: dict[str, Version] = {}
+    for v in spec["versions"]:
+        sub = v.get("subresources") or {}
+        versions[v["name"]] = Version(
+            name=v["name"],
+            schema_source=(v.get("schema") or {}).get("openAPIV3Schema"),
+            served=bool(v.get("served", True)),
+            storage=bool(v.get("storage", False)),
+            status="status" in sub,
+            scale=sub.get("scale"),
+            columns=crd_columns(v.get("additionalPrinterColumns")),
+            deprecated=bool(v.get("deprecated", False)),
+            deprecation_warning=v.get("deprecationWarning"),
+        )
+    return ResourceType(
+        group=spec["group"],
+        plural=names["plural"],
+        singular=names.get("singular") or kind.lower(),
+        kind=kind,
+        list_kind=names.get("listKind") or f"{kind}List",
+        namespaced=spec.get("scope") == "Namespaced",
+        versions=versions,
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        builtin=False,
+        returns_deleted_object=True,
+        has_generation=True,
+    )
+
+
+def crd_status(crd: dict[str, Any], now: str, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The status kube-apiserver reports for an accepted, established CRD."""
+    spec = crd["spec"]
+    names = dict(spec["names"])
+    names.setdefault("singular", names["kind"].lower())
+    names.setdefault("listKind", f"{names['kind']}List")
+    stored = list(((previous or {}).get("status") or {}).get("storedVersions") or [])
+    for v in spec["versions"]:
+        if v.get("storage") and v["name"] not in stored:
+            stored.append(v["name"])
+    old_conditions = {c.get("type"): c for c in ((previous or {}).get("status") or {}).get("conditions") or []}
+
+    def condition(kind: str, reason: str, message: str) -> dict[str, Any]:
+        old = old_conditions.get(kind)
+        since = old.get("lastTransitionTime") if old and old.get("status") == "True" else now
+        return {"type": kind, "status": "True", "lastTransitionTime": since, "reason": reason, "message": message}
+
+    return {
+        "acceptedNames": names,
+        "conditions": [
+            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+            condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+        ],
+        "storedVersions": stored,
+    }
+
+
+def default_crds() -> list[dict[str, Any]]:
+    """Every CRD of the project, from the generator in `api.crdgen` (works from an installed package)."""
+    from api import crdgen  # imported late: the generator imports every model module
+
+    return list(crdgen.generate_crds())
+
+
+def load_crd_files(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """CRDs from YAML/JSON files or directories of them (other documents are ignored)."""
+    found: list[dict[str, Any]] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+        elif path.exists():
+            files = [path]
+        else:
+            raise FileNotFoundError(f"--crds: {path} does not exist")
+        for file in files:
+            with file.open(encoding="utf-8") as fh:
+                for doc in yaml.safe_load_all(fh):
+                    if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                        found.append(doc)
+                    elif isinstance(doc, dict) and doc.get("kind") == "List":
+                        found.extend(i for i in doc.get("items", []) if i.get("kind") == "CustomResourceDefinition")
+    return found

@@ -1,0 +1,1176 @@
+"""The local hub: a Kubernetes-compatible API server on aiohttp.
+
+Public interface::
+
+    hub = LocalHub(port=0, data=None, crds=None, token=None)
+    await hub.start(); hub.url; hub.token; hub.write_kubeconfig(path); await hub.stop()
+
+    handle = run_in_thread(port=0, ...)   # for synchronous code and tests
+    handle.url, handle.token, handle.kubeconfig (a written file), handle.stop()
+
+Command line (for development; users run `ocm-rollout up`)::
+
+    python -m sandbox.server [--port 0] [--data FILE] [--crds PATH ...] [--kubeconfig PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote
+
+import yaml
+from aiohttp import web
+
+from sandbox import errors, openapi
+from sandbox import tls as tls_module
+from sandbox.crd import default_crds, load_crd_files
+from sandbox.engine import CRD_BUCKET, Ctx, Engine
+from sandbox.errors import ApiError
+from sandbox.resources import ResourceType, sort_versions
+from sandbox.selectors import FieldSelector, LabelSelector
+from sandbox.store import Event, Store, Watcher
+from sandbox.table import partial_metadata, table
+
+log = logging.getLogger("sandbox.server")
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "34",
+    "gitVersion": "v1.34.0+ocm-rollout-localhub",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2025-01-01T00:00:00Z",
+    "goVersion": "go1.24 (python local hub)",
+    "compiler": "gc",
+    "platform": f"{sys.platform}/python",
+}
+OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+DEFAULT_USER = "admin"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request, with the attributes an RBAC rule would be matched against."""
+
+    verb: str
+    group: str
+    version: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    path: str  # for non-resource requests (discovery, openapi, version)
+    user: str
+    user_agent: str
+    code: int
+
+
+@dataclass
+class _Target:
+    rt: ResourceType
+    version: str
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "1", "yes")
+
+
+def _parse_accept(header: str | None) -> tuple[str, str]:
+    """('json'|'table'|'meta'|'metalist'|'yaml', meta.k8s.io version) for an Accept header."""
+    if not header:
+        return "json", "v1"
+    for part in header.split(","):
+        pieces = [p.strip() for p in part.split(";")]
+        mime = pieces[0].lower()
+        params = {}
+        for p in pieces[1:]:
+            k, _, v = p.partition("=")
+            params[k.strip().lower()] = v.strip()
+        if mime in ("application/json", "*/*", "application/*"):
+            as_ = params.get("as")
+            if as_ is None:
+                return "json", "v1"
+            if params.get("g") != "meta.k8s.io" or params.get("v") not in ("v1", "v1beta1"):
+                continue
+            if as_ == "Table":
+                return "table", params["v"]
+            if as_ == "PartialObjectMetadata":
+                return "meta", params["v"]
+            if as_ == "PartialObjectMetadataList":
+                return "metalist", params["v"]
+        elif mime in ("application/yaml", "application/vnd.kubernetes.yaml"):
+            return "yaml", "v1"
+    raise ApiError(406, "NotAcceptable", f"only the following media types are accepted: application/json, application/yaml; got {header!r}")
+
+
+class LocalHub:
+    """A Kubernetes-compatible API server for the project's CRDs and the core kinds it uses.
+
+    `crds`: None serves the project's CRDs (`api.crdgen.generate_crds()`); a sequence serves
+    exactly the given CRDs (dicts, or YAML files/directories).
+    `data`: a SQLite file; objects and the resourceVersion counter survive restarts.
+    `history`: watch events kept per resource for resuming (older resourceVersions get 410).
+    `request_log`: a JSON-lines file receiving one `RequestRecord` per request;
+    `record_requests=True` keeps them in `hub.requests` as well.
+    `tokens`: extra bearer tokens mapped to user names (recorded in the request log).
+    """
+
+    def __init__(
+        self,
+        port: int = 0,
+        data: str | Path | None = None,
+        crds: Sequence[str | Path | Mapping[str, Any]] | None = None,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        *,
+        history: int = 10_000,
+        bookmark_interval: float = 30.0,
+        request_log: str | Path | None = None,
+        record_requests: bool = False,
+        tokens: Mapping[str, str] | None = None,
+        tls: bool = True,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.data = data
+        self.crds = crds
+        self._explicit_token = token
+        self.token = token or secrets.token_urlsafe(32)
+        self.extra_tokens = dict(tokens or {})
+        self.users: dict[str, str] = {self.token: DEFAULT_USER, **self.extra_tokens}
+        self.tls = tls
+        self.credentials: tls_module.Credentials | None = None
+        self.history = history
+        self.bookmark_interval = bookmark_interval
+        self.request_log_path = Path(request_log) if request_log else None
+        self.record_requests = record_requests
+        self.requests: list[RequestRecord] = []
+        self.store: Store | None = None
+        self.engine: Engine | None = None
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._log_file: Any = None
+        self._openapi_cache: dict[str, tuple[int, Any]] = {}
+        self._stopping = False
+
+    # life cycle ---------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    def _secrets(self) -> None:
+        """Token and TLS material; with --data they persist so an old kubeconfig keeps working."""
+        assert self.store is not None
+        if self._explicit_token is None:
+            saved = self.store.get_meta("token")
+            if saved:
+                self.token = saved
+            self.store.set_meta("token", self.token)
+        self.users = {self.token: DEFAULT_USER, **self.extra_tokens}
+        if not self.tls:
+            return
+        saved_tls = self.store.get_meta("tls")
+        if saved_tls:
+            data = json.loads(saved_tls)
+            creds = tls_module.Credentials(data["ca"].encode(), data["cert"].encode(), data["key"].encode())
+            if tls_module.covers(creds, self.host):
+                self.credentials = creds
+        if self.credentials is None:
+            self.credentials = _credentials_for(self.host)
+            self.store.set_meta(
+                "tls",
+                json.dumps(
+                    {
+                        "ca": self.credentials.ca_pem.decode(),
+                        "cert": self.credentials.cert_pem.decode(),
+                        "key": self.credentials.key_pem.decode(),
+                    }
+                ),
+            )
+
+    async def start(self) -> None:
+        self.store = Store(data=self.data, history=self.history)
+        self._secrets()
+        self.engine = Engine(self.store)
+        self._install_crds()
+        if self.request_log_path is not None:
+            self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log_file = self.request_log_path.open("a", encoding="utf-8")
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0)
+        await self._runner.setup()
+        ssl_context = self.credentials.server_context() if self.credentials is not None else None
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, ssl_context=ssl_context)
+        await site.start()
+        server = site._server
+        if server is not None and getattr(server, "sockets", None):
+            self.port = server.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self.engine.run_gc()))
+        self._tasks.append(loop.create_task(self._bookmarks()))
+
+    def _install_crds(self) -> None:
+        assert self.engine is not None
+        if self.crds is None:
+            wanted = default_crds()
+        else:
+            wanted = []
+            paths: list[str | Path] = []
+            for item in self.crds:
+                if isinstance(item, Mapping):
+                    wanted.append(dict(item))
+                else:
+                    paths.append(item)
+            wanted.extend(load_crd_files(paths))
+        crd_rt = self.engine.types[("apiextensions.k8s.io", "customresourcedefinitions")]
+        ctx = Ctx(internal=True)
+        for crd in wanted:
+            name = (crd.get("metadata") or {}).get("name", "")
+            current = self.engine.store.get(CRD_BUCKET, "", name)
+            body = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": name}, "spec": crd.get("spec")}
+            try:
+                if current is None:
+                    self.engine.create(crd_rt, "v1", "", body, ctx)
+                elif current.get("spec") != crd.get("spec"):
+                    body["metadata"] = {**current["metadata"]}
+                    self.engine.update(crd_rt, "v1", "", name, body, ctx)
+            except ApiError as exc:
+                raise ValueError(f"CRD {name!r} cannot be served: {exc.message}") from exc
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self.store is not None:
+            for w in self.store.all_watchers():
+                w.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self.store is not None:
+            self.store.close()
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    async def __aenter__(self) -> LocalHub:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def ca_pem(self) -> bytes | None:
+        """The CA certificate clients must trust (None when serving plain HTTP)."""
+        return self.credentials.ca_pem if self.credentials is not None else None
+
+    def kubeconfig(self, *, context: str = "ocm-rollout-local", namespace: str = "default") -> dict[str, Any]:
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.credentials is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self.credentials.ca_pem).decode()
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": cluster}],
+            "users": [{"name": f"{context}-admin", "user": {"token": self.token}}],
+            "contexts": [
+                {"name": context, "context": {"cluster": context, "user": f"{context}-admin", "namespace": namespace}}
+            ],
+            "current-context": context,
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | Path, *, context: str = "ocm-rollout-local") -> Path:
+        """Write a kubeconfig (mode 0600: it holds the token) and return its path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump(self.kubeconfig(context=context), sort_keys=False)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(target, 0o600)
+        return target
+
+    async def _bookmarks(self) -> None:
+        while True:
+            await asyncio.sleep(self.bookmark_interval)
+            assert self.store is not None
+            for w in self.store.all_watchers():
+                if w.bookmarks and not w.closed:
+                    w.queue.put_nowait(("BOOKMARK", self.store.rv))
+
+    # dispatch -----------------------------------------------------------------------------------
+
+    def _authenticate(self, request: web.Request) -> str:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise errors.unauthorized()
+        token = token.strip()
+        for known, user in self.users.items():
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return user
+        raise errors.unauthorized()
+
+    def _record(self, rec: RequestRecord) -> None:
+        if self.record_requests:
+            self.requests.append(rec)
+        if self._log_file is not None:
+            self._log_file.write(json.dumps(asdict(rec), separators=(",", ":")) + "\n")
+            self._log_file.flush()
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        user = ""
+        target: _Target | None = None
+        verb = request.method.lower()
+        code = 500
+        try:
+            user = self._authenticate(request)
+            path = request.path
+            segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+            target = self._resolve(segments)
+            if target is None:
+                response = await self._non_resource(request, segments)
+            else:
+                verb = self._verb(request, target)
+                response = await self._resource(request, target, user)
+            code = response.status
+            return response
+        except ApiError as exc:
+            code = exc.code
+            return self._error(exc)
+        except (ConnectionResetError, asyncio.CancelledError):
+            code = 499
+            raise
+        except Exception as exc:
+            log.exception("request %s %s failed", request.method, request.path_qs)
+            code = 500
+            return self._error(errors.internal(str(exc)))
+        finally:
+            if self.record_requests or self._log_file is not None:
+                self._record(
+                    RequestRecord(
+                        verb=verb,
+                        group=target.rt.group if target else "",
+                        version=target.version if target else "",
+                        resource=target.rt.plural if target else "",
+                        subresource=(target.subresource or "") if target else "",
+                        namespace=(target.namespace or "") if target else "",
+                        name=(target.name or "") if target else "",
+                        path="" if target else request.path,
+                        user=user,
+                        user_agent=request.headers.get("User-Agent", ""),
+                        code=code,
+                    )
+                )
+
+    @staticmethod
+    def _verb(request: web.Request, target: _Target) -> str:
+        method = request.method
+        if method == "GET":
+            if target.name is not None:
+                return "get"
+            return "watch" if _truthy(request.query.get("watch")) else "list"
+        if method == "POST":
+            return "create"
+        if method == "PUT":
+            return "update"
+        if method == "PATCH":
+            return "patch"
+        if method == "DELETE":
+            return "delete" if target.name is not None else "deletecollection"
+        return method.lower()
+
+    def _error(self, exc: ApiError) -> web.Response:
+        return web.Response(status=exc.code, body=_dumps(exc.status()), content_type="application/json")
+
+    def _resolve(self, segments: list[str]) -> _Target | None:
+        """The resource addressed by the path, or None for non-resource paths."""
+        assert self.engine is not None
+        if len(segments) >= 3 and segments[0] == "api":
+            group, version, rest = "", segments[1], segments[2:]
+        elif len(segments) >= 4 and segments[0] == "apis":
+            group, version, rest = segments[1], segments[2], segments[3:]
+        else:
+            return None
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            candidate = self.engine.resolve(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace = rest[1]
+                rest = rest[2:]
+        plural = rest[0]
+        rt = self.engine.resolve(group, version, plural)
+        if rt is None:
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) >= 3 else None
+        if len(rest) > 3:
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if rt.namespaced and namespace is None and name is not None:
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub is not None:
+            allowed = {"status"} if rt.versions[version].status else set()
+            allowed.update(rt.extra_subresources)
+            if sub not in allowed:
+                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if name == "":
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        return _Target(rt, version, namespace, name, sub)
+
+    # non-resource endpoints ---------------------------------------------------------------------
+
+    async def _non_resource(self, request: web.Request, segments: list[str]) -> web.Response:
+        if request.method not in ("GET", "HEAD"):
+            raise errors.method_not_allowed()
+        head = segments[0] if segments else ""
+        if head in ("healthz", "livez", "readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        if head == "version":
+            return self._json(SERVER_VERSION)
+        if not segments:
+            return self._json({"paths": sorted(["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
+                                                "/openapi/v3", "/readyz", "/version", *self._group_paths()])})
+        if segments == ["api"]:
+            return self._json(
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}],
+                }
+            )
+        if segments == ["api", "v1"]:
+            return self._json(self._resource_list("", "v1"))
+        if segments == ["apis"]:
+            return self._json({"kind": "APIGroupList", "apiVersion": "v1", "groups": self._groups()})
+        if len(segments) == 2 and segments[0] == "apis":
+            for g in self._groups():
+                if g["name"] == segments[1]:
+                    return self._json({"kind": "APIGroup", "apiVersion": "v1", **g})
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if len(segments) == 3 and segments[0] == "apis":
+            listing = self._resource_list(segments[1], segments[2])
+            if not listing["resources"]:
+                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            return self._json(listing)
+        if head == "openapi":
+            return self._openapi(request, segments[1:])
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    def _json(self, body: Any, status: int = 200, warnings: Iterable[str] = ()) -> web.Response:
+        resp = web.Response(status=status, body=_dumps(body), content_type="application/json")
+        for w in warnings:
+            resp.headers.add("Warning", f'299 - "{w}"')
+        return resp
+
+    def _group_versions(self) -> dict[str, dict[str, list[ResourceType]]]:
+        assert self.engine is not None
+        out: dict[str, dict[str, list[ResourceType]]] = {}
+        for rt in self.engine.types.values():
+            for v in rt.served_versions:
+                out.setdefault(rt.group, {}).setdefault(v, []).append(rt)
+        return out
+
+    def _group_paths(self) -> list[str]:
+        paths = []
+        for group, versions in self._group_versions().items():
+            if group:
+                paths.append(f"/apis/{group}")
+                paths.extend(f"/apis/{group}/{v}" for v in versions)
+        return paths
+
+    def _groups(self) -> list[dict[str, Any]]:
+        groups = []
+        gv = self._group_versions()
+        for group in sorted(g for g in gv if g):
+            versions = sort_versions(gv[group])
+            groups.append(
+                {
+                    "name": group,
+                    "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in versions],
+                    "preferredVersion": {"groupVersion": f"{group}/{versions[0]}", "version": versions[0]},
+                }
+            )
+        return groups
+
+    def _resource_list(self, group: str, version: str) -> dict[str, Any]:
+        assert self.engine is not None
+        resources: list[dict[str, Any]] = []
+        for rt in sorted(self.engine.types.values(), key=lambda t: t.plural):
+            if rt.group != group or version not in rt.served_versions:
+                continue
+            entry: dict[str, Any] = {
+                "name": rt.plural,
+                "singularName": rt.singular,
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": list(rt.verbs),
+            }
+            if rt.short_names:
+                entry["shortNames"] = list(rt.short_names)
+            if rt.categories:
+                entry["categories"] = list(rt.categories)
+            resources.append(entry)
+            subs = ["status"] if rt.versions[version].status else []
+            subs.extend(rt.extra_subresources)
+            for sub in subs:
+                resources.append(
+                    {
+                        "name": f"{rt.plural}/{sub}",
+                        "singularName": "",
+                        "namespaced": rt.namespaced,
+                        "kind": rt.kind,
+                        "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"],
+                    }
+                )
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": resources,
+        }
+
+    def _openapi(self, request: web.Request, rest: list[str]) -> web.Response:
+        assert self.engine is not None
+        gen = self.engine.api_generation
+        server_version = SERVER_VERSION["gitVersion"]
+        docs = self._openapi_docs(gen, server_version)
+        if rest == ["v2"]:
+            accept = request.headers.get("Accept", "")
+            if "protobuf" in accept and "json" not in accept:
+                return web.Response(body=openapi.v2_protobuf(server_version), content_type=OPENAPI_V2_PB)
+            return self._json(openapi.v2_json([d for d, _ in docs.values()], server_version))
+        if rest == ["v3"]:
+            return self._json(
+                {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, (_, h) in sorted(docs.items())}}
+            )
+        if len(rest) >= 2 and rest[0] == "v3":
+            key = "/".join(rest[1:])
+            found = docs.get(key)
+            if found is None:
+                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            resp = self._json(found[0])
+            resp.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") else "no-cache, private"
+            resp.headers["Etag"] = f'"{found[1]}"'
+            return resp
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    def _openapi_docs(self, gen: int, server_version: str) -> dict[str, tuple[dict[str, Any], str]]:
+        cached = self._openapi_cache.get("docs")
+        if cached is not None and cached[0] == gen:
+            result: dict[str, tuple[dict[str, Any], str]] = cached[1]
+            return result
+        docs: dict[str, tuple[dict[str, Any], str]] = {}
+        for group, versions in self._group_versions().items():
+            for version, types in versions.items():
+                key = f"apis/{group}/{version}" if group else f"api/{version}"
+                doc = openapi.group_version_doc(group, version, types, server_version)
+                docs[key] = (doc, openapi.doc_hash(doc))
+        self._openapi_cache["docs"] = (gen, docs)
+        return docs
+
+    # resource endpoints -------------------------------------------------------------------------
+
+    async def _body(self, request: web.Request, ctx: Ctx) -> Any:
+        raw = await request.read()
+        if not raw:
+            raise errors.bad_request("the request body is empty")
+        ctype = (request.content_type or "application/json").lower()
+        try:
+            if "yaml" in ctype and "apply-patch" not in ctype:
+                return yaml.safe_load(raw)
+            if ctx.field_validation == "Strict":
+                return json.loads(raw, object_pairs_hook=_no_duplicates)
+            return json.loads(raw)
+        except _DuplicateField as exc:
+            raise errors.bad_request(f"strict decoding error: duplicate field \"{exc.args[0]}\"") from exc
+        except (ValueError, yaml.YAMLError) as exc:
+            raise errors.bad_request(f"the request body is not valid {('YAML' if 'yaml' in ctype else 'JSON')}: {exc}") from exc
+
+    def _ctx(self, request: web.Request, user: str) -> Ctx:
+        q = request.query
+        dry = q.getall("dryRun", [])
+        for d in dry:
+            if d != "All":
+                raise errors.bad_request(f'dryRun: Unsupported value: "{d}": supported values: "All"')
+        fv = q.get("fieldValidation") or "Warn"
+        if fv not in ("Ignore", "Warn", "Strict"):
+            raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
+        return Ctx(user=user, dry_run=bool(dry), field_validation=fv)
+
+    def _present(self, target: _Target, obj: dict[str, Any], fmt: tuple[str, str], request: web.Request) -> Any:
+        kind, _ = fmt
+        if kind == "table":
+            include = request.query.get("includeObject", "Metadata")
+            return table([obj], target.rt.versions[target.version].columns, include=include)
+        if kind == "meta":
+            return partial_metadata(obj)
+        return obj
+
+    def _respond(
+        self,
+        request: web.Request,
+        target: _Target,
+        obj: dict[str, Any],
+        status: int,
+        ctx: Ctx,
+        fmt: tuple[str, str],
+        *,
+        stored: dict[str, Any] | None = None,
+    ) -> web.Response:
+        assert self.store is not None
+        if fmt[0] == "json" and stored is not None and stored is obj:
+            body = self.store.encode_stored(target.rt.bucket, stored)
+        elif fmt[0] == "yaml":
+            resp = web.Response(status=status, text=yaml.safe_dump(obj, sort_keys=False), content_type="application/yaml")
+            return resp
+        else:
+            body = _dumps(self._present(target, obj, fmt, request))
+        resp = web.Response(status=status, body=body, content_type="application/json")
+        for w in ctx.warnings:
+            resp.headers.add("Warning", f'299 - "{w}"')
+        deprecation = target.rt.versions[target.version].deprecation_warning
+        if target.rt.versions[target.version].deprecated:
+            resp.headers.add("Warning", f'299 - "{deprecation or f"{target.rt.api_version(target.version)} {target.rt.kind} is deprecated"}"')
+        return resp
+
+    async def _resource(self, request: web.Request, target: _Target, user: str) -> web.StreamResponse:
+        assert self.engine is not None and self.store is not None
+        engine = self.engine
+        rt, version = target.rt, target.version
+        method = request.method
+        fmt = _parse_accept(request.headers.get("Accept"))
+        q = request.query
+        if method not in [m for v in rt.verbs for m in _METHODS[v]] and not (method in ("GET", "PUT", "PATCH") and target.subresource):
+            raise errors.method_not_allowed()
+        if target.subresource == "finalize" and method != "PUT":
+            raise errors.method_not_allowed()
+        ns = target.namespace
+        if method == "GET" and target.name is None:
+            labels = LabelSelector.parse(q.get("labelSelector"))
+            fields = FieldSelector.parse(q.get("fieldSelector"), rt.field_selectors)
+            if _truthy(q.get("watch")):
+                return await self._watch(request, target, labels, fields, fmt)
+            limit = _int_param(q.get("limit"), "limit")
+            rvm = q.get("resourceVersionMatch")
+            if rvm and rvm not in ("NotOlderThan", "Exact"):
+                raise errors.bad_request(f'resourceVersionMatch: Unsupported value: "{rvm}"')
+            if rvm == "Exact" and q.get("resourceVersion") and q.get("resourceVersion") != str(self.store.rv):
+                raise errors.expired(f"too old resource version: {q.get('resourceVersion')} ({self.store.rv})")
+            result = engine.list(rt, version, ns, labels=labels, fields=fields, limit=limit, cont=q.get("continue"))
+            return self._list_response(request, target, result, fmt)
+        if method == "GET":
+            assert target.name is not None
+            obj = engine.get(rt, version, ns or "", target.name)
+            stored = self.store.get(rt.bucket, ns or "" if rt.namespaced else "", target.name)
+            return self._respond(request, target, obj, 200, Ctx(), fmt, stored=stored)
+        ctx = self._ctx(request, user)
+        if method == "POST":
+            if target.name is not None:
+                raise errors.method_not_allowed()
+            body = await self._body(request, ctx)
+            obj = engine.create(rt, version, ns or "", body, ctx)
+            return self._respond(request, target, obj, 201 if not rt.virtual else 201, ctx, fmt)
+        if method == "PUT":
+            if target.name is None:
+                raise errors.method_not_allowed()
+            body = await self._body(request, ctx)
+            obj, created = engine.update(rt, version, ns or "", target.name, body, ctx, subresource=target.subresource)
+            return self._respond(request, target, obj, 201 if created else 200, ctx, fmt)
+        if method == "PATCH":
+            if target.name is None:
+                raise errors.method_not_allowed()
+            ctype = (request.content_type or "").lower()
+            if ctype not in _PATCH_TYPES:
+                raise errors.ApiError(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}",
+                )
+            raw = await request.read()
+            try:
+                patch = json.loads(raw) if raw else None
+            except ValueError as exc:
+                raise errors.bad_request(f"the patch is not valid JSON: {exc}") from exc
+            if patch is None:
+                raise errors.bad_request("the patch body is empty")
+            obj = engine.patch(rt, version, ns or "", target.name, ctype, patch, ctx, subresource=target.subresource)
+            return self._respond(request, target, obj, 200, ctx, fmt)
+        if method == "DELETE":
+            options = await self._delete_options(request)
+            if target.name is None:
+                labels = LabelSelector.parse(q.get("labelSelector"))
+                fields = FieldSelector.parse(q.get("fieldSelector"), rt.field_selectors)
+                items = engine.delete_collection(rt, version, ns, labels, fields, options, ctx)
+                listing = {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version(version),
+                    "metadata": {"resourceVersion": str(self.store.rv)},
+                    "items": items,
+                }
+                return self._json(listing, warnings=ctx.warnings)
+            obj, gone = engine.delete(rt, version, ns or "", target.name, options, ctx)
+            if gone and not rt.returns_deleted_object:
+                meta = obj.get("metadata", {})
+                status = {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": {"name": meta.get("name"), "group": rt.group, "kind": rt.plural, "uid": meta.get("uid")},
+                }
+                return self._json(status, warnings=ctx.warnings)
+            return self._respond(request, target, obj, 200, ctx, fmt)
+        raise errors.method_not_allowed()
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        raw = await request.read()
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError as exc:
+                raise errors.bad_request(f"the DeleteOptions body is not valid JSON: {exc}") from exc
+            if isinstance(body, dict):
+                options.update(body)
+        q = request.query
+        if q.get("propagationPolicy"):
+            options["propagationPolicy"] = q["propagationPolicy"]
+        if q.get("orphanDependents") is not None:
+            options["orphanDependents"] = _truthy(q["orphanDependents"])
+        if "dryRun" in q:
+            options["dryRun"] = q.getall("dryRun")
+        return options
+
+    def _list_response(self, request: web.Request, target: _Target, result: Any, fmt: tuple[str, str]) -> web.Response:
+        assert self.store is not None
+        rt, version = target.rt, target.version
+        meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.cont:
+            meta["continue"] = result.cont
+        if result.remaining is not None:
+            meta["remainingItemCount"] = result.remaining
+        kind = fmt[0]
+        if kind == "table":
+            include = request.query.get("includeObject", "Metadata")
+            body = table(
+                result.items,
+                rt.versions[version].columns,
+                include=include,
+                resource_version=result.resource_version,
+                cont=result.cont,
+                remaining=result.remaining,
+            )
+            body["apiVersion"] = f"meta.k8s.io/{fmt[1]}"
+            return self._json(body)
+        if kind in ("meta", "metalist"):
+            return self._json(
+                {
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": f"meta.k8s.io/{fmt[1]}",
+                    "metadata": meta,
+                    "items": [partial_metadata(o) for o in result.items],
+                }
+            )
+        if kind == "yaml":
+            listing = {"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta, "items": result.items}
+            return web.Response(text=yaml.safe_dump(listing, sort_keys=False), content_type="application/yaml")
+        head = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
+        if all(a is b for a, b in zip(result.items, result.raw, strict=True)):
+            parts = [self.store.encode_stored(rt.bucket, o) for o in result.raw]
+        else:
+            parts = [_dumps(o) for o in result.items]
+        body = head[:-1] + b',"items":[' + b",".join(parts) + b"]}"
+        return web.Response(body=body, content_type="application/json")
+
+    # watch --------------------------------------------------------------------------------------
+
+    def _encode_event(
+        self,
+        target: _Target,
+        kind: str,
+        event: Event,
+        fmt: tuple[str, str],
+        include: str,
+        first: bool,
+    ) -> bytes:
+        assert self.engine is not None and self.store is not None
+        rt, version = target.rt, target.version
+        if fmt[0] == "json":
+            conv = "" if (rt.from_storage is None and version == rt.storage_version) else f"{rt.group}/{version}"
+            cache_key = (kind, conv)
+            found = event.encoded.get(cache_key)
+            if found is not None:
+                return found
+            if conv:
+                payload = _dumps(self.engine.to_version(rt, version, event.obj))
+            else:
+                payload = event.encoded.get(("", "")) or _dumps(event.obj)
+                event.encoded[("", "")] = payload
+            line = b'{"type":"' + kind.encode() + b'","object":' + payload + b"}\n"
+            event.encoded[cache_key] = line
+            return line
+        obj = self.engine.to_version(rt, version, event.obj)
+        if fmt[0] == "table":
+            shown: Any = table([obj], rt.versions[version].columns, include=include, headers=first)
+            shown["apiVersion"] = f"meta.k8s.io/{fmt[1]}"
+            shown["metadata"] = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+        elif fmt[0] in ("meta", "metalist"):
+            shown = partial_metadata(obj)
+        else:
+            shown = obj
+        return _dumps({"type": kind, "object": shown}) + b"\n"
+
+    def _bookmark(self, target: _Target, rv: int, *, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": target.rt.kind, "apiVersion": target.rt.api_version(target.version), "metadata": meta}
+        return _dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    async def _watch(
+        self,
+        request: web.Request,
+        target: _Target,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        fmt: tuple[str, str],
+    ) -> web.StreamResponse:
+        assert self.engine is not None and self.store is not None
+        q = request.query
+        timeout = _int_param(q.get("timeoutSeconds"), "timeoutSeconds")
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        send_initial_param = q.get("sendInitialEvents")
+        send_initial = None if send_initial_param is None else _truthy(send_initial_param)
+        if send_initial and not bookmarks:
+            raise errors.invalid(
+                "meta.k8s.io", "ListOptions", "",
+                [errors.cause("FieldValueForbidden", "allowWatchBookmarks", "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true")],
+            )
+        include = q.get("includeObject", "Metadata")
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        try:
+            watcher, first = self.engine.watch(
+                target.rt,
+                target.namespace,
+                labels,
+                fields,
+                q.get("resourceVersion"),
+                version=target.version,
+                send_initial=send_initial,
+            )
+        except ApiError as exc:
+            if exc.code != 410:
+                raise
+            await response.prepare(request)
+            await response.write(_dumps({"type": "ERROR", "object": exc.status()}) + b"\n")
+            await response.write_eof()
+            return response
+        watcher.bookmarks = bookmarks
+        start_rv = self.store.rv
+        deadline = time.monotonic() + timeout if timeout else None
+        headers_sent = False
+        try:
+            await response.prepare(request)
+            chunk = bytearray()
+            for kind, ev in first:
+                assert isinstance(ev, Event)
+                chunk += self._encode_event(target, kind, ev, fmt, include, not headers_sent)
+                headers_sent = True
+            if send_initial:
+                chunk += self._bookmark(target, start_rv, initial_end=True)
+            if chunk:
+                await response.write(bytes(chunk))
+            await self._pump(response, watcher, target, fmt, include, deadline, bookmarks, headers_sent)
+        finally:
+            self.store.remove_watcher(watcher)
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    async def _pump(
+        self,
+        response: web.StreamResponse,
+        watcher: Watcher,
+        target: _Target,
+        fmt: tuple[str, str],
+        include: str,
+        deadline: float | None,
+        bookmarks: bool,
+        headers_sent: bool,
+    ) -> None:
+        assert self.store is not None
+        queue = watcher.queue
+        while True:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                if bookmarks:
+                    await response.write(self._bookmark(target, self.store.rv))
+                return
+            try:
+                item = await asyncio.wait_for(queue.get(), wait) if wait is not None else await queue.get()
+            except TimeoutError:
+                continue
+            chunk = bytearray()
+            while True:
+                kind, payload = item
+                if kind == "CLOSE":
+                    if chunk:
+                        await response.write(bytes(chunk))
+                    return
+                if kind == "BOOKMARK":
+                    chunk += self._bookmark(target, int(payload))
+                else:
+                    chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
+                    headers_sent = True
+                if queue.empty() or len(chunk) > 1 << 20:
+                    break
+                item = queue.get_nowait()
+            await response.write(bytes(chunk))
+
+
+_CREDENTIALS: dict[str, tls_module.Credentials] = {}
+_CREDENTIALS_LOCK = threading.Lock()
+
+
+def _credentials_for(host: str) -> tls_module.Credentials:
+    """Serving credentials for `host`, generated once per process (hubs in tests share them)."""
+    with _CREDENTIALS_LOCK:
+        found = _CREDENTIALS.get(host)
+        if found is None:
+            found = _CREDENTIALS[host] = tls_module.generate([host])
+        return found
+
+
+_METHODS: dict[str, tuple[str, ...]] = {
+    "get": ("GET",),
+    "list": ("GET",),
+    "watch": ("GET",),
+    "create": ("POST",),
+    "update": ("PUT",),
+    "patch": ("PATCH",),
+    "delete": ("DELETE",),
+    "deletecollection": ("DELETE",),
+}
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+
+
+class _DuplicateField(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateField(k)
+        out[k] = v
+    return out
+
+
+def _int_param(value: str | None, name: str) -> int:
+    if value in (None, ""):
+        return 0
+    try:
+        n = int(value)
+    except ValueError as exc:
+        raise errors.bad_request(f"{name}: invalid integer {value!r}") from exc
+    if n < 0:
+        raise errors.bad_request(f"{name}: must be non-negative")
+    return n
+
+
+# running in a thread ------------------------------------------------------------------------------
+
+
+class HubThread:
+    """A LocalHub running on its own event loop in a daemon thread."""
+
+    def __init__(self, hub: LocalHub, loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
+        self.hub = hub
+        self.loop = loop
+        self.thread = thread
+        self.kubeconfig: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return self.hub.url
+
+    @property
+    def token(self) -> str:
+        return self.hub.token
+
+    @property
+    def port(self) -> int:
+        return self.hub.port
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on the hub's loop (e.g. to inspect `hub.store`) and return its result."""
+
+        async def run() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout=30)
+
+    def run(self, coro: Awaitable[T]) -> T:
+        async def wrap() -> T:
+            return await coro
+
+        return asyncio.run_coroutine_threadsafe(wrap(), self.loop).result(timeout=60)
+
+    def write_kubeconfig(self, path: str | Path) -> Path:
+        self.kubeconfig = self.hub.write_kubeconfig(path)
+        return self.kubeconfig
+
+    def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
+        fut = asyncio.run_coroutine_threadsafe(self.hub.stop(), self.loop)
+        try:
+            fut.result(timeout=30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+
+    def __enter__(self) -> HubThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def run_in_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> HubThread:
+    """Start a LocalHub (same arguments) in a background thread; returns once it serves."""
+    hub = LocalHub(**kwargs)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    failure: list[BaseException] = []
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(hub.start())
+        except BaseException as exc:
+            failure.append(exc)
+            ready.set()
+            loop.close()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    thread = threading.Thread(target=main, name=f"localhub-{id(hub):x}", daemon=True)
+    thread.start()
+    ready.wait()
+    if failure:
+        raise failure[0]
+    handle = HubThread(hub, loop, thread)
+    if kubeconfig is not None:
+        handle.write_kubeconfig(kubeconfig)
+    return handle
+
+
+# command line -------------------------------------------------------------------------------------
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m sandbox.server", description="Run the local hub API server alone.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
+    parser.add_argument("--data", help="SQLite file to persist objects in (default: in memory)")
+    parser.add_argument("--crds", action="append", help="CRD file or directory (repeatable; default: the project's CRDs)")
+    parser.add_argument("--kubeconfig", default=".ocm-rollout/kubeconfig", help="where to write the kubeconfig")
+    parser.add_argument("--token", help="bearer token to require (default: a random one)")
+    parser.add_argument("--request-log", help="append every request as a JSON line to this file")
+    parser.add_argument("--history", type=int, default=10_000, help="watch events kept per resource")
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP (kubectl will not send the token then; for Python clients only)",
+    )
+    return parser.parse_args(argv)
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    hub = LocalHub(
+        port=args.port,
+        data=args.data,
+        crds=args.crds,
+        token=args.token,
+        host=args.host,
+        history=args.history,
+        request_log=args.request_log,
+        tls=not args.insecure_http,
+    )
+    await hub.start()
+    path = hub.write_kubeconfig(args.kubeconfig)
+    print(f"local hub serving at {hub.url}")
+    print(f"kubeconfig: {path}  (try: kubectl --kubeconfig {path} api-resources)", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await hub.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        asyncio.run(_serve(args))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
