@@ -10,6 +10,7 @@ installed package.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import types
 from collections.abc import Iterable
@@ -18,12 +19,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+import jsonschema
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from api.kinds import ALL_KINDS
-from api.meta import CRD, OCMModel, OCMObject
+from api.meta import CRD, OCMModel, OCMObject, field_path
 
 # Every kind that gets a CRD, in the order generate_crds() returns them (by group, then plural).
 KINDS: tuple[type[OCMObject], ...] = ALL_KINDS
@@ -452,3 +454,32 @@ def json_schema_for(crd: dict[str, Any], strict: bool = False) -> dict[str, Any]
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return to_json_schema(schema, strict)
 
+
+@functools.cache
+def _validator(api_version: str, kind: str, strict: bool) -> tuple[dict[str, Any], Any] | None:
+    for crd in generate_crds():
+        spec = crd["spec"]
+        version = spec["versions"][0]
+        if f"{spec['group']}/{version['name']}" == api_version and spec["names"]["kind"] == kind:
+            schema = version["schema"]["openAPIV3Schema"]
+            return schema, jsonschema.Draft202012Validator(to_json_schema(schema, strict))
+    return None
+
+
+def crd_errors(obj: dict[str, Any], strict: bool = False) -> list[str]:
+    """Validate ``obj`` against the generated CRD of its apiVersion/kind, after applying the
+    schema defaults as the API server would. Returns ``"<field path>: <message>"`` lines (empty
+    when valid). With ``strict``, fields the schema does not declare are errors too."""
+    found = _validator(str(obj.get("apiVersion")), str(obj.get("kind")), strict)
+    if found is None:
+        return [f"<object>: no CRD for {obj.get('apiVersion')}/{obj.get('kind')}"]
+    schema, validator = found
+    defaulted = apply_defaults(schema, obj)
+    messages = []
+    for error in sorted(validator.iter_errors(defaulted), key=lambda e: list(map(str, e.absolute_path))):
+        path = field_path(list(error.absolute_path))
+        if error.validator == "required":
+            missing = str(error.message).split("'")[1] if "'" in str(error.message) else ""
+            path = f"{path}.{missing}" if path and missing else (missing or path)
+        messages.append(f"{path or '<object>'}: {error.message}")
+    return messages

@@ -228,7 +228,10 @@ def format_validation_error(error: ValidationError, prefix: str = "") -> str:
         path = field_path(loc)
         if prefix:
             path = f"{prefix}.{path}" if path else prefix
-        lines.append(f"{path or '<object>'}: {item['msg']}")
+        message = item["msg"]
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        lines.append(f"{path or '<object>'}: {message}")
     return "\n".join(lines)
 
 

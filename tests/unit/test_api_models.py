@@ -1,0 +1,197 @@
+"""Behaviour of the kind models: OCM defaults, the rolloutType alias, helpers, the registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
+from api.cluster_v1 import ManagedCluster
+from api.cluster_v1alpha1 import RolloutProgressive, RolloutStrategy
+from api.cluster_v1beta1 import Placement
+from api.cluster_v1beta2 import ManagedClusterSet
+from api.kinds import ALL_KINDS, model_for, parse_object
+from api.meta import InvalidObject
+from api.work_v1 import ManifestWork
+from api.work_v1alpha1 import ManifestWorkReplicaSet
+
+META = {"name": "x", "namespace": "ns"}
+
+
+def placement(spec: dict[str, Any]) -> Placement:
+    return Placement.model_validate({"metadata": META, "spec": spec})
+
+
+def test_rollout_type_is_read_as_type() -> None:
+    strategy = RolloutStrategy.model_validate({"rolloutType": "ProgressivePerGroup"})
+    assert strategy.type == "ProgressivePerGroup"
+    assert strategy.to_wire() == {"type": "ProgressivePerGroup"}
+
+
+def test_rollout_type_agreeing_with_type_is_accepted() -> None:
+    assert RolloutStrategy.model_validate({"rolloutType": "All", "type": "All"}).type == "All"
+
+
+def test_rollout_type_contradicting_type_is_rejected() -> None:
+    with pytest.raises(ValueError, match="rolloutType 'All' and type 'Progressive' disagree"):
+        RolloutStrategy.model_validate({"rolloutType": "All", "type": "Progressive"})
+
+
+def test_rollout_strategy_defaults_to_all() -> None:
+    assert RolloutStrategy.model_validate({}).type == "All"
+
+
+def test_rollout_config_returns_the_body_of_the_selected_type() -> None:
+    strategy = RolloutStrategy.model_validate(
+        {"type": "Progressive", "all": {"progressDeadline": "5m"}, "progressive": {"maxConcurrency": "25%"}}
+    )
+    body = strategy.config()
+    assert isinstance(body, RolloutProgressive)
+    assert body.max_concurrency == "25%"
+
+
+def test_rollout_config_of_an_absent_body_is_empty_with_ocm_defaults() -> None:
+    body = RolloutStrategy.model_validate({"type": "ProgressivePerGroup"}).config()
+    assert (body.progress_deadline, body.min_success_time, body.max_failures) == ("None", "0", 0)
+    assert body.deadline_ns() is None
+    assert body.min_success_ns() == 0
+
+
+def test_rollout_durations_convert_to_nanoseconds() -> None:
+    body = RolloutStrategy.model_validate(
+        {"type": "All", "all": {"progressDeadline": "1h30m", "minSuccessTime": "90s"}}
+    ).config()
+    assert body.deadline_ns() == 5400 * 10**9
+    assert body.min_success_ns() == 90 * 10**9
+
+
+def test_placement_defaults_match_ocm() -> None:
+    p = placement(
+        {
+            "prioritizerPolicy": {"configurations": [{"scoreCoordinate": {"builtIn": "Steady"}}]},
+            "tolerations": [{"key": "gpu"}],
+            "decisionStrategy": {"groupStrategy": {}},
+        }
+    )
+    policy = p.spec.effective_prioritizer_policy()
+    assert policy.mode == "Additive"
+    assert policy.configurations[0].weight == 1
+    assert policy.configurations[0].score_coordinate.type == "BuiltIn"
+    assert p.spec.tolerations[0].operator == "Equal"
+    assert p.spec.effective_group_strategy().clusters_per_decision_group == "100%"
+
+
+def test_placement_without_decision_strategy_groups_everything_in_one_group() -> None:
+    strategy = placement({}).spec.effective_group_strategy()
+    assert strategy.clusters_per_decision_group == "100%"
+    assert strategy.decision_groups == []
+    assert "decisionStrategy" not in placement({}).to_wire()["spec"]
+
+
+def test_placement_keeps_an_explicit_group_size() -> None:
+    p = placement({"decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": 150}}})
+    assert p.spec.effective_group_strategy().clusters_per_decision_group == 150
+
+
+def test_managed_cluster_set_defaults_to_the_exclusive_label() -> None:
+    mcs = ManagedClusterSet.model_validate({"metadata": {"name": "s"}})
+    assert mcs.spec.cluster_selector.selector_type == "ExclusiveClusterSetLabel"
+    assert mcs.spec.cluster_selector.label_selector is None
+
+
+def test_managed_cluster_defaults() -> None:
+    mc = ManagedCluster.model_validate({"metadata": {"name": "c1"}})
+    assert mc.spec.lease_duration_seconds == 60
+    assert mc.to_wire()["spec"] == {"hubAcceptsClient": False, "leaseDurationSeconds": 60}
+
+
+def test_managed_cluster_claims_take_the_last_value_of_a_repeated_name() -> None:
+    mc = ManagedCluster.model_validate(
+        {
+            "metadata": {"name": "c1"},
+            "status": {"clusterClaims": [{"name": "a", "value": "1"}, {"name": "a", "value": "2"}]},
+        }
+    )
+    assert mc.status.claims() == {"a": "2"}
+
+
+def test_manifest_work_replica_set_defaults_match_ocm() -> None:
+    mwrs = ManifestWorkReplicaSet.model_validate({"metadata": META, "spec": {"placementRefs": [{"name": "p"}]}})
+    assert mwrs.spec.cascade_deletion_policy == "Background"
+    strategy = mwrs.spec.placement_refs[0].rollout_strategy
+    assert strategy.type == "All"
+    assert strategy.all is not None and strategy.all.progress_deadline == "None"
+
+
+def test_manifest_work_replica_set_summary_is_written_even_when_zero() -> None:
+    mwrs = ManifestWorkReplicaSet.model_validate({"metadata": META, "spec": {"placementRefs": [{"name": "p"}]}})
+    assert mwrs.to_wire()["status"]["summary"] == {
+        "total": 0,
+        "applied": 0,
+        "available": 0,
+        "degraded": 0,
+        "progressing": 0,
+        "desiredTotal": 0,
+        "updated": 0,
+    }
+
+
+def test_manifest_work_delete_option_defaults_to_foreground() -> None:
+    work = ManifestWork.model_validate({"metadata": META, "spec": {"deleteOption": {}}})
+    assert work.spec.delete_option is not None
+    assert work.spec.delete_option.propagation_policy == "Foreground"
+
+
+def test_addon_defaults_match_ocm() -> None:
+    cma = ClusterManagementAddOn.model_validate(
+        {"metadata": {"name": "a"}, "spec": {"supportedConfigs": [{"resource": "r"}]}}
+    )
+    assert cma.spec.install_strategy.type == "Manual"
+    assert cma.spec.supported_configs[0].group == ""
+    mca = ManagedClusterAddOn.model_validate({"metadata": META, "spec": {}})
+    assert mca.spec.install_namespace == "open-cluster-management-agent-addon"
+
+
+def test_cma_default_config_references_use_ocms_lower_case_c() -> None:
+    cma = ClusterManagementAddOn.model_validate(
+        {
+            "metadata": {"name": "a"},
+            "spec": {},
+            "status": {"defaultconfigReferences": [{"resource": "r", "desiredConfig": {"name": "n"}}]},
+        }
+    )
+    assert cma.status.default_config_references[0].desired_config is not None
+    assert "defaultconfigReferences" in cma.to_wire()["status"]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "managed"),
+    [
+        ({}, True),
+        ({"addon.open-cluster-management.io/lifecycle": "addon-manager"}, True),
+        ({"addon.open-cluster-management.io/lifecycle": "self"}, False),
+        ({"addon.open-cluster-management.io/lifecycle": ""}, False),
+    ],
+)
+def test_cma_lifecycle_annotation(annotations: dict[str, str], managed: bool) -> None:
+    cma = ClusterManagementAddOn.model_validate({"metadata": {"name": "a", "annotations": annotations}, "spec": {}})
+    assert cma.is_lifecycle_managed() is managed
+
+
+def test_registry_knows_every_kind_by_api_version_and_kind() -> None:
+    assert len(ALL_KINDS) == 11
+    for kind in ALL_KINDS:
+        assert model_for(kind.KIND.api_version, kind.KIND.kind) is kind
+
+
+def test_parse_object_picks_the_model_from_type_meta() -> None:
+    obj = parse_object(
+        {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement", "metadata": META, "spec": {}}
+    )
+    assert isinstance(obj, Placement)
+
+
+def test_parse_object_rejects_kinds_it_does_not_model() -> None:
+    with pytest.raises(InvalidObject, match="not an OCM kind"):
+        parse_object({"apiVersion": "v1", "kind": "ConfigMap"})
