@@ -1,0 +1,409 @@
+"""The live view of ``ocm-rollout up``: what is applied where, per placement and decision group.
+
+``build_snapshot`` (pure) condenses the stored objects: per cluster its availability, taints and
+the state of its ManifestWorks; per ManifestWorkReplicaSet its conditions and, per placement and
+decision group, the rollout state of every decided cluster (from
+``controllers.workset.report``); per Placement its decision groups. ``render`` draws a snapshot
+as text for a terminal; ``changes`` lists what differs between two snapshots, one line each, for
+a log when stdout is not a terminal. ``LiveView`` refreshes either way until stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from api import constants
+from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, PLACEMENT_DECISIONS, PLACEMENTS, Kube
+from controllers.workset.report import Report, build_report
+from controllers.workset.workbuild import owner_for
+from sandbox.sim_client import Informer
+
+REFRESH_SECONDS = 0.25
+
+
+# --- snapshot ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterRow:
+    name: str
+    available: str
+    taints: tuple[str, ...]
+    works: int
+    applied: int
+    progressing: int
+    degraded: int
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    index: int
+    name: str
+    cells: tuple[tuple[str, str], ...]  # (cluster, state)
+
+
+@dataclass(frozen=True)
+class PlacementRow:
+    title: str  # "placement <name> (<strategy>)" or "<namespace>/<name>"
+    detail: str
+    groups: tuple[GroupRow, ...]
+
+
+@dataclass(frozen=True)
+class RolloutRow:
+    namespace: str
+    name: str
+    conditions: tuple[tuple[str, str, str], ...]  # (type, status, reason)
+    summary: tuple[tuple[str, int], ...]
+    placements: tuple[PlacementRow, ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    clusters: tuple[ClusterRow, ...] = ()
+    rollouts: tuple[RolloutRow, ...] = ()
+    placements: tuple[PlacementRow, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def available(self) -> int:
+        return sum(1 for c in self.clusters if c.available == "True")
+
+
+def _conditions(obj: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {str(c.get("type")): c for c in (obj.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)}
+
+
+def _is_true_now(obj: Mapping[str, Any], type_: str) -> bool:
+    cond = _conditions(obj).get(type_)
+    generation = (obj.get("metadata") or {}).get("generation") or 1
+    return cond is not None and cond.get("status") == "True" and cond.get("observedGeneration", generation) == generation
+
+
+def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that puts cluster2 before cluster10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
+
+
+def cluster_rows(clusters: Sequence[JSON], works: Sequence[JSON]) -> tuple[ClusterRow, ...]:
+    by_cluster: dict[str, list[JSON]] = {}
+    for work in works:
+        by_cluster.setdefault(str((work.get("metadata") or {}).get("namespace") or ""), []).append(work)
+    rows = []
+    for cluster in clusters:
+        name = str((cluster.get("metadata") or {}).get("name") or "")
+        cond = _conditions(cluster).get(constants.CONDITION_MANAGED_CLUSTER_AVAILABLE)
+        taints = tuple(
+            str(t.get("key", "")).removeprefix("cluster.open-cluster-management.io/")
+            for t in (cluster.get("spec") or {}).get("taints") or []
+        )
+        mine = by_cluster.get(name, [])
+        rows.append(
+            ClusterRow(
+                name=name,
+                available=str(cond.get("status")) if cond else "-",
+                taints=taints,
+                works=len(mine),
+                applied=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_APPLIED)),
+                progressing=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_PROGRESSING)),
+                degraded=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_DEGRADED)),
+            )
+        )
+    rows.sort(key=lambda r: natural_key(r.name))
+    return tuple(rows)
+
+
+def _decision_groups(pages: Sequence[JSON]) -> tuple[GroupRow, ...]:
+    groups: dict[tuple[int, str], list[str]] = {}
+    for page in pages:
+        labels = (page.get("metadata") or {}).get("labels") or {}
+        raw_index = str(labels.get(constants.LABEL_DECISION_GROUP_INDEX, "0"))
+        index = int(raw_index) if raw_index.isdigit() else 0
+        name = str(labels.get(constants.LABEL_DECISION_GROUP_NAME, ""))
+        bucket = groups.setdefault((index, name), [])
+        for decision in (page.get("status") or {}).get("decisions") or []:
+            bucket.append(str(decision.get("clusterName", "")))
+    return tuple(
+        GroupRow(index, name, tuple((c, "selected") for c in sorted(clusters, key=natural_key)))
+        for (index, name), clusters in sorted(groups.items())
+    )
+
+
+def _rollout_row(report: Report) -> RolloutRow:
+    placements = []
+    for placement in report.placements:
+        detail = f"selected {placement.selected}"
+        if placement.error:
+            detail += f"; {placement.error}"
+        if placement.breach:
+            detail += "; maxFailures breached, rollout stopped"
+        groups = tuple(
+            GroupRow(
+                group.index,
+                group.name,
+                tuple((line.cluster, line.state + (f": {line.reason}" if line.reason and line.state == "failed" else ""))
+                      for line in group.clusters),
+            )
+            for group in placement.groups
+        )
+        placements.append(PlacementRow(f"placement {placement.name} ({placement.strategy})", detail, groups))
+    return RolloutRow(
+        namespace=report.namespace,
+        name=report.name,
+        conditions=tuple((t, s, r) for t, (s, r, _m) in sorted(report.conditions.items())),
+        summary=tuple((k, report.summary.get(k, 0)) for k in ("total", "applied", "available", "progressing", "degraded")),
+        placements=tuple(placements),
+    )
+
+
+def build_snapshot(
+    *,
+    clusters: Sequence[JSON],
+    works: Sequence[JSON],
+    placements: Sequence[JSON] = (),
+    decisions: Sequence[JSON] = (),
+    replica_sets: Sequence[JSON] = (),
+    now: datetime,
+) -> Snapshot:
+    """Condense the stored objects into what the view shows (pure)."""
+    pages: dict[tuple[str, str], list[JSON]] = {}
+    for page in decisions:
+        meta = page.get("metadata") or {}
+        placement = ((meta.get("labels") or {}).get(constants.LABEL_PLACEMENT)) or ""
+        pages.setdefault((str(meta.get("namespace") or ""), str(placement)), []).append(page)
+    placement_by_key = {
+        (str((p.get("metadata") or {}).get("namespace") or ""), str((p.get("metadata") or {}).get("name") or "")): p
+        for p in placements
+    }
+    rollouts = []
+    notes = []
+    for mwrs in sorted(replica_sets, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
+        meta = mwrs.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        owner = owner_for(namespace, name)
+        owned = [
+            w for w in works if ((w.get("metadata") or {}).get("labels") or {}).get(constants.LABEL_MANIFESTWORK_REPLICASET)
+            == owner.label_value
+        ]
+        refs = [str(r.get("name") or "") for r in (mwrs.get("spec") or {}).get("placementRefs") or [] if isinstance(r, Mapping)]
+        try:
+            report = build_report(
+                mwrs=mwrs,
+                works=owned,
+                placements={ref: placement_by_key.get((namespace, ref)) for ref in refs},
+                decisions={ref: pages.get((namespace, ref), []) for ref in refs},
+                now=now,
+            )
+        except Exception as exc:  # a half-written object must not take the view down
+            notes.append(f"{namespace}/{name}: cannot show the rollout ({exc})")
+            continue
+        rollouts.append(_rollout_row(report))
+    placement_rows = []
+    for (namespace, name), placement in sorted(placement_by_key.items()):
+        selected = (placement.get("status") or {}).get("numberOfSelectedClusters", 0)
+        satisfied = _conditions(placement).get(constants.CONDITION_PLACEMENT_SATISFIED)
+        detail = f"selected {selected}"
+        if satisfied is not None:
+            detail += f", {constants.CONDITION_PLACEMENT_SATISFIED}={satisfied.get('status')} ({satisfied.get('reason')})"
+        placement_rows.append(PlacementRow(f"{namespace}/{name}", detail, _decision_groups(pages.get((namespace, name), []))))
+    return Snapshot(
+        clusters=cluster_rows(clusters, works),
+        rollouts=tuple(rollouts),
+        placements=tuple(placement_rows),
+        notes=tuple(notes),
+    )
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+STATE_MARKS = {"succeeded": "+", "failed": "!", "progressing": "~", "waiting": ".", "selected": " "}
+
+
+def _cells(cells: Sequence[tuple[str, str]], width: int, indent: str) -> list[str]:
+    lines: list[str] = []
+    current = indent
+    for cluster, state in cells:
+        mark = STATE_MARKS.get(state.split(":", 1)[0], "?")
+        text = f"{mark}{cluster}" if mark.strip() else cluster
+        if len(current) + len(text) + 1 > width and current.strip():
+            lines.append(current.rstrip())
+            current = indent
+        current += text + " "
+    if current.strip():
+        lines.append(current.rstrip())
+    return lines
+
+
+def render(snapshot: Snapshot, *, header: Sequence[str] = (), width: int = 100) -> str:
+    """The whole screen for ``snapshot``."""
+    lines = list(header)
+    lines.append(f"CLUSTERS  {snapshot.available}/{len(snapshot.clusters)} available")
+    lines.append(f"  {'NAME':<14}{'AVAILABLE':<11}{'WORKS':>6}{'APPLIED':>9}{'PROGRESSING':>13}{'DEGRADED':>10}  TAINTS")
+    for row in snapshot.clusters:
+        lines.append(
+            f"  {row.name:<14}{row.available:<11}{row.works:>6}{row.applied:>9}{row.progressing:>13}{row.degraded:>10}"
+            f"  {','.join(row.taints)}".rstrip()
+        )
+    if snapshot.rollouts:
+        lines.append("")
+        lines.append("ROLLOUTS (ManifestWorkReplicaSets)   + succeeded  ~ progressing  ! failed  . waiting")
+    for rollout in snapshot.rollouts:
+        conds = "  ".join(f"{t}={s}" + (f"({r})" if r else "") for t, s, r in rollout.conditions)
+        lines.append(f"  {rollout.namespace}/{rollout.name}  {conds}")
+        if rollout.summary:
+            lines.append("    summary: " + ", ".join(f"{k} {v}" for k, v in rollout.summary))
+        for placement in rollout.placements:
+            lines.append(f"    {placement.title}: {placement.detail}")
+            for group in placement.groups:
+                title = f"group {group.index}" + (f" {group.name}" if group.name else "")
+                lines.append(f"      {title}:")
+                lines.extend(_cells(group.cells, width, "        "))
+                for cluster, state in group.cells:
+                    if ":" in state:
+                        lines.append(f"        {cluster} {state}"[:width])
+    if snapshot.placements:
+        lines.append("")
+        lines.append("PLACEMENTS")
+    for placement in snapshot.placements:
+        lines.append(f"  {placement.title}: {placement.detail}")
+        for group in placement.groups:
+            title = f"group {group.index}" + (f" {group.name}" if group.name else "")
+            lines.extend(_cells(group.cells, width, f"    {title}: "))
+    for note in snapshot.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(line[:width] for line in lines)
+
+
+def changes(old: Snapshot | None, new: Snapshot) -> list[str]:
+    """One line per difference between two snapshots (for a log when stdout is not a TTY)."""
+    out: list[str] = []
+    before = {c.name: c for c in (old.clusters if old else ())}
+    for row in new.clusters:
+        prev = before.pop(row.name, None)
+        if prev is None:
+            out.append(f"cluster {row.name}: registered (Available={row.available})")
+            continue
+        if prev.available != row.available:
+            out.append(f"cluster {row.name}: Available {prev.available} -> {row.available}")
+        if prev.taints != row.taints:
+            out.append(f"cluster {row.name}: taints [{', '.join(row.taints)}]")
+        if (prev.works, prev.applied, prev.progressing, prev.degraded) != (
+            row.works, row.applied, row.progressing, row.degraded
+        ):
+            out.append(
+                f"cluster {row.name}: works {row.works} applied {row.applied} "
+                f"progressing {row.progressing} degraded {row.degraded}"
+            )
+    for name in before:
+        out.append(f"cluster {name}: gone")
+    old_rollouts = {(r.namespace, r.name): r for r in (old.rollouts if old else ())}
+    for rollout in new.rollouts:
+        prev_rollout = old_rollouts.pop((rollout.namespace, rollout.name), None)
+        title = f"rollout {rollout.namespace}/{rollout.name}"
+        if prev_rollout is None or prev_rollout.conditions != rollout.conditions:
+            out.append(f"{title}: " + " ".join(f"{t}={s}({r})" for t, s, r in rollout.conditions))
+        prev_cells = {
+            (p.title, c): s
+            for p in (prev_rollout.placements if prev_rollout else ())
+            for g in p.groups
+            for c, s in g.cells
+        }
+        for placement in rollout.placements:
+            for group in placement.groups:
+                for cluster, state in group.cells:
+                    if prev_cells.get((placement.title, cluster)) != state:
+                        out.append(f"{title} {placement.title} group {group.index}: {cluster} {state}")
+    for namespace, name in old_rollouts:
+        out.append(f"rollout {namespace}/{name}: gone")
+    old_placements = {p.title: p for p in (old.placements if old else ())}
+    for placement in new.placements:
+        prev_placement = old_placements.pop(placement.title, None)
+        if prev_placement is None or prev_placement.groups != placement.groups or prev_placement.detail != placement.detail:
+            groups = "; ".join(
+                f"group {g.index}{' ' + g.name if g.name else ''}: {' '.join(c for c, _ in g.cells)}" for g in placement.groups
+            )
+            out.append(f"placement {placement.title}: {placement.detail}" + (f" [{groups}]" if groups else ""))
+    for title in old_placements:
+        out.append(f"placement {title}: gone")
+    return out
+
+
+# --- the refreshing view -----------------------------------------------------------------------
+
+
+class LiveView:
+    """Redraws the screen a few times a second on a terminal; logs one line per change otherwise."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        clusters: Informer,
+        works: Informer,
+        header: Sequence[str] = (),
+        out: TextIO | None = None,
+        interactive: bool | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.out = out or sys.stdout
+        self.interactive = self.out.isatty() if interactive is None else interactive
+        self.clusters = clusters
+        self.works = works
+        self.placements = Informer(kube, PLACEMENTS)
+        self.decisions = Informer(kube, PLACEMENT_DECISIONS)
+        self.replica_sets = Informer(kube, MANIFEST_WORK_REPLICA_SETS)
+        self.header = list(header)
+        self.clock = clock
+        self.last: Snapshot | None = None
+
+    def snapshot(self) -> Snapshot:
+        return build_snapshot(
+            clusters=self.clusters.items(),
+            works=self.works.items(),
+            placements=self.placements.items(),
+            decisions=self.decisions.items(),
+            replica_sets=self.replica_sets.items(),
+            now=self.clock(),
+        )
+
+    def log(self, line: str) -> None:
+        """A line for the log (non-interactive mode only; the screen shows the state instead)."""
+        if not self.interactive:
+            stamp = self.clock().strftime("%H:%M:%S")
+            print(f"{stamp} {line}", file=self.out, flush=True)
+
+    def draw(self) -> None:
+        current = self.snapshot()
+        if self.interactive:
+            width = shutil.get_terminal_size((100, 40)).columns
+            stamp = self.clock().strftime("%H:%M:%S")
+            screen = render(current, header=[*self.header, f"updated {stamp}   (Ctrl-C to stop)", ""], width=width)
+            self.out.write("\x1b[H\x1b[2J" + screen + "\n")
+            self.out.flush()
+        else:
+            for line in changes(self.last, current):
+                self.log(line)
+        self.last = current
+
+    async def run(self, stop: asyncio.Event) -> None:
+        watchers = [
+            asyncio.create_task(informer.run(stop))
+            for informer in (self.placements, self.decisions, self.replica_sets)
+        ]
+        try:
+            while not stop.is_set():
+                self.draw()
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=REFRESH_SECONDS)
+                except TimeoutError:
+                    pass
+            self.draw()
+        finally:
+            await asyncio.gather(*watchers, return_exceptions=True)

@@ -1,0 +1,429 @@
+"""Simulated managed clusters driven against a hub API server, only through its API.
+
+``Simulation`` registers the fleet (cluster1..clusterN: namespaces, ManagedClusters, the
+``default`` and ``global`` ManagedClusterSets and their bindings in namespace ``default``) and
+then runs, until stopped:
+
+- per cluster, the registration agent: heartbeat Lease and ManagedCluster status (joined,
+  available or API server down, claims, resources), silent while the profile says the cluster is
+  unreachable;
+- per cluster, the work agent: every ManifestWork in the cluster namespace is planned by the pure
+  ``sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
+  finalizer removal);
+- the hub side of registration that OCM runs on the hub: acceptance, lease expiry -> Available
+  Unknown, the built-in taints, ManagedClusterSet and binding status.
+
+Every decision is made by the pure core from what is stored in the API; in memory there is only
+the time each work generation was first seen (a restarted simulation treats a generation the
+status already reports as applied) and the simulation's start time (the profile's windows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from api import constants
+from controllers.runtime.kube import (
+    JSON,
+    LEASES,
+    MANAGED_CLUSTER_SET_BINDINGS,
+    MANAGED_CLUSTER_SETS,
+    MANAGED_CLUSTERS,
+    MANIFEST_WORKS,
+    NAMESPACES,
+    Conflict,
+    Kube,
+    NotFound,
+)
+from controllers.runtime.queue import WorkQueue, run_workers
+from sandbox.agents import names
+from sandbox.agents.registration import (
+    agent_status,
+    binding_status,
+    cluster_lease,
+    cluster_namespace,
+    cluster_set_binding,
+    cluster_set_status,
+    default_cluster_set,
+    desired_taints,
+    fleet_member,
+    format_micro_time,
+    global_cluster_set,
+    hub_accepted_status,
+    lease_expired,
+    lease_expires_at,
+    lease_stopped_status,
+    managed_cluster,
+)
+from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
+from sandbox.sim_client import Informer, Key, Writer
+from sandbox.sim_profile import ClusterPlan, Profile
+
+log = logging.getLogger(__name__)
+
+BINDING_NAMESPACE = "default"
+CONFLICT_RETRY_SECONDS = 0.05
+MAX_STEPS_PER_RECONCILE = 6
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SimEvent:
+    """Something the simulation did, for the live view's log."""
+
+    kind: str
+    subject: str
+    detail: str
+
+
+class Simulation:
+    """See the module docstring. ``run`` returns once ``stop`` is set and every loop ended."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        clusters: int,
+        profile: Profile | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        binding_namespace: str = BINDING_NAMESPACE,
+        workers: int = 4,
+        on_event: Callable[[SimEvent], None] | None = None,
+    ) -> None:
+        if clusters < 0:
+            raise ValueError("clusters must be >= 0")
+        self.kube = kube
+        self.writer = Writer(kube)
+        self.profile = profile or Profile()
+        self.clock = clock
+        self.binding_namespace = binding_namespace
+        self.workers = workers
+        self.on_event = on_event
+        self.plans: dict[str, ClusterPlan] = {}
+        for index in range(1, clusters + 1):
+            plan = self.profile.plan(fleet_member(index))
+            self.plans[plan.member.name] = plan
+        self.started_at = clock()
+        self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
+        self._reachable: dict[str, bool] = {}
+
+        self.clusters = Informer(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
+        self.works = Informer(kube, MANIFEST_WORKS, on_change=self._on_work)
+        self.leases = Informer(
+            kube, LEASES, label_selector=names.CLUSTER_NAME_LABEL, on_change=self._on_lease
+        )
+        self.cluster_sets = Informer(kube, MANAGED_CLUSTER_SETS, on_change=self._on_set_or_binding)
+        self.bindings = Informer(kube, MANAGED_CLUSTER_SET_BINDINGS, on_change=self._on_set_or_binding)
+        self.informers = [self.clusters, self.works, self.leases, self.cluster_sets, self.bindings]
+
+        self.work_queue: WorkQueue[Key] = WorkQueue("sim-work-agent")
+        self.agent_queue: WorkQueue[str] = WorkQueue("sim-registration-agent")
+        self.hub_queue: WorkQueue[str] = WorkQueue("sim-registration-hub")
+        self.set_queue: WorkQueue[Key] = WorkQueue("sim-clusterset-hub")
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def elapsed(self, now: datetime) -> float:
+        return (now - self.started_at).total_seconds()
+
+    def _emit(self, kind: str, subject: str, detail: str) -> None:
+        if self.on_event is not None:
+            self.on_event(SimEvent(kind, subject, detail))
+
+    def cluster_names(self) -> list[str]:
+        return list(self.plans)
+
+    # -- registration -------------------------------------------------------------------------------
+    async def register(self) -> None:
+        """Create what is missing: the binding namespace, the sets and bindings, every cluster's
+        namespace and ManagedCluster. Existing objects are left as they are (a restart with
+        ``--data`` registers nothing twice)."""
+        await self.writer.create_if_absent(
+            NAMESPACES, {"metadata": {"name": self.binding_namespace}}
+        )
+        for cluster_set in (default_cluster_set(), global_cluster_set()):
+            await self.writer.create_if_absent(MANAGED_CLUSTER_SETS, _body(cluster_set))
+            set_name = cluster_set["metadata"]["name"]
+            await self.writer.create_if_absent(
+                MANAGED_CLUSTER_SET_BINDINGS,
+                _body(cluster_set_binding(self.binding_namespace, set_name)),
+                self.binding_namespace,
+            )
+        for name, plan in self.plans.items():
+            await self.writer.create_if_absent(NAMESPACES, _body(cluster_namespace(name)))
+            created = await self.writer.create_if_absent(
+                MANAGED_CLUSTERS, _body(managed_cluster(plan.member, plan.lease_duration_seconds))
+            )
+            if created is not None:
+                self._emit("registered", name, "ManagedCluster created")
+
+    # -- event wiring -------------------------------------------------------------------------------
+    def _on_cluster(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        name = str(obj["metadata"]["name"])
+        self.hub_queue.add(name)
+        labels_changed = previous is None or event_type == "DELETED" or (
+            (previous.get("metadata") or {}).get("labels") != (obj.get("metadata") or {}).get("labels")
+        )
+        if labels_changed:
+            self._queue_sets()
+        if previous is not None:
+            self._report_cluster_change(name, obj, previous)
+
+    def _on_lease(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self.hub_queue.add(str(obj["metadata"]["namespace"]))
+
+    def _on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        key = (str(obj["metadata"]["namespace"]), str(obj["metadata"]["name"]))
+        if event_type == "DELETED":
+            self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
+            return
+        if key[0] in self.plans:
+            self.work_queue.add(key)
+
+    def _on_set_or_binding(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self._queue_sets()
+
+    def _queue_sets(self) -> None:
+        for obj in self.cluster_sets.items():
+            self.set_queue.add(("", str(obj["metadata"]["name"])))
+        for obj in self.bindings.items():
+            self.set_queue.add((str(obj["metadata"]["namespace"]), str(obj["metadata"]["name"])))
+
+    def _report_cluster_change(self, name: str, obj: JSON, previous: JSON) -> None:
+        def available(o: JSON) -> str:
+            for cond in (o.get("status") or {}).get("conditions") or []:
+                if cond.get("type") == constants.CONDITION_MANAGED_CLUSTER_AVAILABLE:
+                    return str(cond.get("status"))
+            return "-"
+
+        def taints(o: JSON) -> list[str]:
+            return sorted(str(t.get("key")) for t in (o.get("spec") or {}).get("taints") or [])
+
+        if available(obj) != available(previous):
+            self._emit("cluster", name, f"Available {available(previous)} -> {available(obj)}")
+        if taints(obj) != taints(previous):
+            self._emit("cluster", name, "taints " + (", ".join(taints(obj)) or "none"))
+
+    # -- the registration agent (one key per cluster) ------------------------------------------------
+    async def reconcile_agent(self, name: str) -> float | None:
+        plan = self.plans[name]
+        now = self.clock()
+        elapsed = self.elapsed(now)
+        next_change = plan.next_change(elapsed)
+        until_change = None if next_change is None else max(next_change - elapsed, 0.01)
+        reachable = plan.reachable(elapsed)
+        was_reachable = self._reachable.get(name)
+        self._reachable[name] = reachable
+        if was_reachable is not None and was_reachable != reachable:
+            self._emit("agent", name, "reachable again" if reachable else "unreachable (agent silent)")
+        if not reachable:
+            return until_change
+        if was_reachable is False:
+            for key in list(self.works.cache):
+                if key[0] == name:
+                    self.work_queue.add(key)
+
+        await self._renew_lease(name, now)
+        cluster = self.clusters.get(name)
+        if cluster is not None:
+            status = agent_status(cluster, plan.member, plan.api_server_healthy(elapsed), now)
+            if status is not None:
+                try:
+                    self.clusters.remember(await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status))
+                except Conflict:
+                    return CONFLICT_RETRY_SECONDS
+        period = float(plan.lease_duration_seconds)
+        return period if until_change is None else min(period, until_change)
+
+    async def _renew_lease(self, name: str, now: datetime) -> None:
+        lease = self.leases.get(names.CLUSTER_LEASE_NAME, name)
+        if lease is None:
+            created = await self.writer.create_if_absent(LEASES, _body(cluster_lease(name, now)), name)
+            if created is not None:
+                self.leases.remember(created)
+                return
+        try:
+            updated = await self.kube.patch(
+                LEASES, names.CLUSTER_LEASE_NAME, {"spec": {"renewTime": format_micro_time(now)}}, name
+            )
+        except NotFound:
+            return
+        self.leases.remember(updated)
+
+    # -- the hub side of registration (one key per cluster) ------------------------------------------
+    async def reconcile_hub(self, name: str) -> float | None:
+        cluster = self.clusters.get(name)
+        if cluster is None:
+            return None
+        now = self.clock()
+        try:
+            status = hub_accepted_status(cluster, now)
+            if status is not None:
+                cluster = await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status)
+                self.clusters.remember(cluster)
+            lease = self.leases.get(names.CLUSTER_LEASE_NAME, name)
+            if lease is not None and lease_expired(cluster, lease, now):
+                status = lease_stopped_status(cluster, now)
+                if status is not None:
+                    cluster = await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status)
+                    self.clusters.remember(cluster)
+            taints = desired_taints(cluster, now)
+            if taints is not None:
+                cluster = await self.writer.merge_patch(MANAGED_CLUSTERS, cluster, {"spec": {"taints": taints}})
+                self.clusters.remember(cluster)
+        except Conflict:
+            return CONFLICT_RETRY_SECONDS
+        expires = lease_expires_at(cluster, lease)
+        if expires is not None and expires > now:
+            return (expires - now).total_seconds()
+        return None
+
+    # -- cluster sets and bindings --------------------------------------------------------------------
+    async def reconcile_set(self, key: Key) -> float | None:
+        namespace, name = key
+        now = self.clock()
+        try:
+            if not namespace:
+                cluster_set = self.cluster_sets.get(name)
+                if cluster_set is None or (cluster_set.get("metadata") or {}).get("deletionTimestamp"):
+                    return None
+                status = cluster_set_status(cluster_set, self.clusters.items(), now)
+                if status is not None:
+                    self.cluster_sets.remember(
+                        await self.writer.replace_status(MANAGED_CLUSTER_SETS, cluster_set, status)
+                    )
+                return None
+            binding = self.bindings.get(name, namespace)
+            if binding is None:
+                return None
+            set_name = str((binding.get("spec") or {}).get("clusterSet") or "")
+            status = binding_status(binding, self.cluster_sets.get(set_name) is not None, now)
+            if status is not None:
+                self.bindings.remember(await self.writer.replace_status(MANAGED_CLUSTER_SET_BINDINGS, binding, status))
+        except (Conflict, NotFound):
+            return CONFLICT_RETRY_SECONDS
+        return None
+
+    # -- the work agent (one key per ManifestWork) -----------------------------------------------------
+    def _sighting(self, work: JSON, now: datetime) -> Sighting:
+        meta = work.get("metadata") or {}
+        uid = str(meta.get("uid") or meta.get("name"))
+        generation = generation_of(work)
+        deleting = bool(meta.get("deletionTimestamp"))
+        known = self._sightings.get(uid)
+        if known is not None and known[0] == generation and known[1] == deleting:
+            return known[2]
+        sighting = sighting_for(work, now)
+        self._sightings[uid] = (generation, deleting, sighting)
+        return sighting
+
+    async def reconcile_work(self, key: Key) -> float | None:
+        namespace, name = key
+        plan = self.plans.get(namespace)
+        if plan is None:
+            return None
+        for _ in range(MAX_STEPS_PER_RECONCILE):
+            work = self.works.get(name, namespace)
+            if work is None:
+                return None
+            now = self.clock()
+            elapsed = self.elapsed(now)
+            if not plan.reachable(elapsed) or not plan.api_server_healthy(elapsed):
+                return None  # the agent's cluster tick re-queues its works once it is back
+            behaviour = plan.work_behaviour(name, generation_of(work))
+            step = plan_work(work, behaviour, self._sighting(work, now), now)
+            try:
+                if step.add_finalizer:
+                    finalizers = [*((work.get("metadata") or {}).get("finalizers") or []), names.MANIFEST_WORK_FINALIZER]
+                    self.works.remember(
+                        await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": finalizers}})
+                    )
+                    continue
+                if step.status is not None:
+                    written = await self.writer.replace_status(MANIFEST_WORKS, work, step.status)
+                    self.works.remember(written)
+                    self._report_work(namespace, name, work, written)
+                    work = written
+                if step.remove_finalizer:
+                    remaining = [
+                        f for f in (work.get("metadata") or {}).get("finalizers") or []
+                        if f != names.MANIFEST_WORK_FINALIZER
+                    ]
+                    await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": remaining}})
+                    self._emit("work", f"{namespace}/{name}", "cleaned up")
+                    return None
+            except Conflict:
+                return CONFLICT_RETRY_SECONDS
+            except NotFound:
+                return None
+            if step.status is None:
+                if step.wake_at is None:
+                    return None
+                return max((step.wake_at - now).total_seconds(), 0.01)
+        return CONFLICT_RETRY_SECONDS
+
+    def _report_work(self, namespace: str, name: str, before: JSON, after: JSON) -> None:
+        def summary(obj: JSON) -> str:
+            conds = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or []}
+            parts = []
+            for type_ in ("Applied", "Available", "Progressing", "Degraded", "Deleting"):
+                cond = conds.get(type_)
+                if cond is not None:
+                    parts.append(f"{type_}={cond.get('status')}")
+            return " ".join(parts)
+
+        new, old = summary(after), summary(before)
+        if new != old:
+            self._emit("work", f"{namespace}/{name}", f"generation {generation_of(after)}: {new}")
+
+    # -- running -----------------------------------------------------------------------------------------
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+
+    async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
+        """Run every loop until ``stop`` is set."""
+        watchers = [asyncio.create_task(i.run(stop), name=f"sim-informer-{i.resource.plural}") for i in self.informers]
+        loops: list[asyncio.Task[Any]] = []
+        try:
+            synced = asyncio.ensure_future(self.wait_synced())
+            stopping = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({synced, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not synced.done():
+                synced.cancel()
+                return
+            for name in self.plans:
+                self.agent_queue.add(name)
+                self.hub_queue.add(name)
+            for key in self.works.cache:
+                if key[0] in self.plans:
+                    self.work_queue.add(key)
+            self._queue_sets()
+            loops = [
+                asyncio.create_task(run_workers(self.agent_queue, self.reconcile_agent, workers=self.workers)),
+                asyncio.create_task(run_workers(self.hub_queue, self.reconcile_hub, workers=self.workers)),
+                asyncio.create_task(run_workers(self.set_queue, self.reconcile_set, workers=1)),
+                asyncio.create_task(run_workers(self.work_queue, self.reconcile_work, workers=self.workers)),
+            ]
+            if ready is not None:
+                ready.set()
+            await stop.wait()
+        finally:
+            for queue in (self.agent_queue, self.hub_queue, self.set_queue, self.work_queue):
+                queue.shut_down()
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await asyncio.gather(*watchers, return_exceptions=True)
+
+
+def _body(obj: JSON) -> JSON:
+    """An object without apiVersion/kind (``Kube.create`` adds the resource's own)."""
+    return {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
