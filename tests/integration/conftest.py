@@ -1,0 +1,277 @@
+"""Shared fixtures: a running local hub and clients configured for it.
+
+- `hub`: one hub for the whole session (the project's CRDs from `api.crdgen`), running in a
+  background thread; `hub.url`, `hub.token`, `hub.kubeconfig` (a written kubeconfig path),
+  `hub.hub` (the `LocalHub`), `hub.call(fn)` (run `fn` on the hub's loop).
+- `kubeconfig`: path of that hub's kubeconfig (for kopf, kubectl, controllers).
+- `api_client`: a `kubernetes.client.ApiClient` for it.
+- `namespace`: a fresh namespace for one test, deleted afterwards.
+- `make_hub(**kwargs)`: a fresh, isolated hub (same arguments as `LocalHub`), stopped after the
+  test; use it when a test needs its own resourceVersions, history size or data file.
+- `client_for(handle)`: an ApiClient for any hub handle.
+- `wait_for(predicate, timeout=..., message=...)`: poll a condition instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from kubernetes import client, config
+
+from sandbox.server import HubThread, run_in_thread
+
+T = TypeVar("T")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+def _client(handle: HubThread) -> client.ApiClient:
+    assert handle.kubeconfig is not None
+    return config.new_client_from_config(config_file=str(handle.kubeconfig))
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
+    directory = tmp_path_factory.mktemp("hub")
+    handle = run_in_thread(kubeconfig=directory / "kubeconfig")
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(hub: HubThread) -> Path:
+    assert hub.kubeconfig is not None
+    return hub.kubeconfig
+
+
+@pytest.fixture(scope="session")
+def api_client(hub: HubThread) -> Iterator[client.ApiClient]:
+    api = _client(hub)
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+@pytest.fixture
+def client_for() -> Iterator[Callable[[HubThread], client.ApiClient]]:
+    made: list[client.ApiClient] = []
+
+    def make(handle: HubThread) -> client.ApiClient:
+        api = _client(handle)
+        made.append(api)
+        return api
+
+    yield make
+    for api in made:
+        api.close()
+
+
+def _namespace_name(request: pytest.FixtureRequest) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")
+    return f"{base[:50].rstrip('-')}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> Iterator[str]:
+    core = client.CoreV1Api(api_client)
+    name = _namespace_name(request)
+    core.create_namespace({"metadata": {"name": name}})
+    try:
+        yield name
+    finally:
+        try:
+            core.delete_namespace(name)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+@pytest.fixture
+def make_hub(tmp_path: Path) -> Iterator[Callable[..., HubThread]]:
+    started: list[HubThread] = []
+
+    def make(**kwargs: Any) -> HubThread:
+        kubeconfig_path = kwargs.pop("kubeconfig", None) or tmp_path / f"kubeconfig-{len(started)}"
+        handle = run_in_thread(kubeconfig=kubeconfig_path, **kwargs)
+        started.append(handle)
+        return handle
+
+    yield make
+    for handle in reversed(started):
+        handle.stop()
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.02, message: str = "") -> T:
+    """Poll `predicate` until it returns something truthy; fail with `message` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {message or predicate!r}")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def wait_for() -> Callable[..., Any]:
+    return wait_until
+
+
+WIDGET_GROUP = "test.ocm-rollout.io"
+
+
+def widget_crd(*, with_status: bool = True) -> dict[str, Any]:
+    """A small CRD exercising every schema feature the hub implements."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "required": ["size"],
+                "x-kubernetes-validations": [
+                    {"rule": "self.size <= 100 || self.mode == 'Big'", "message": "sizes above 100 need mode Big"}
+                ],
+                "properties": {
+                    "size": {"type": "integer", "minimum": 0},
+                    "mode": {"type": "string", "enum": ["Small", "Big"], "default": "Small"},
+                    "color": {"type": "string", "maxLength": 10, "pattern": "^[a-z]+$"},
+                    "port": {"x-kubernetes-int-or-string": True},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "nested": {
+                        "type": "object",
+                        "default": {},
+                        "properties": {"depth": {"type": "integer", "default": 3}},
+                    },
+                    "items": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "weight": {"type": "integer", "default": 1}},
+                        },
+                    },
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                    "note": {"type": "string", "nullable": True},
+                    "manifest": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": True,
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    },
+                },
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "phase": {"type": "string"},
+                    "observedGeneration": {"type": "integer"},
+                },
+            },
+        },
+    }
+    version: dict[str, Any] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+        "additionalPrinterColumns": [
+            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+            {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ],
+    }
+    if with_status:
+        version["subresources"] = {"status": {}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{WIDGET_GROUP}"},
+        "spec": {
+            "group": WIDGET_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "plural": "widgets",
+                "singular": "widget",
+                "kind": "Widget",
+                "listKind": "WidgetList",
+                "shortNames": ["wd"],
+                "categories": ["toys"],
+            },
+            "versions": [version],
+        },
+    }
+
+
+def gadget_crd() -> dict[str, Any]:
+    """A cluster-scoped CRD without a status subresource."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{WIDGET_GROUP}"},
+        "spec": {
+            "group": WIDGET_GROUP,
+            "scope": "Cluster",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+
+
+@pytest.fixture(scope="session")
+def toy_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
+    """A session hub serving only the Widget (namespaced, status) and Gadget (cluster) test CRDs."""
+    directory = tmp_path_factory.mktemp("toyhub")
+    handle = run_in_thread(kubeconfig=directory / "kubeconfig", crds=[widget_crd(), gadget_crd()], bookmark_interval=0.2)
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="session")
+def toy_client(toy_hub: HubThread) -> Iterator[client.ApiClient]:
+    api = _client(toy_hub)
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+@pytest.fixture
+def toy_namespace(request: pytest.FixtureRequest, toy_client: client.ApiClient) -> Iterator[str]:
+    core = client.CoreV1Api(toy_client)
+    name = _namespace_name(request)
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    try:
+        core.delete_namespace(name)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
