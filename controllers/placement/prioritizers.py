@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from api.cluster_v1beta1 import AddOnScore, Placement, PrioritizerPolicy
+from api.cluster_v1beta1 import Placement, PrioritizerPolicy
 from controllers.placement.filters import MISCONFIGURED, OK, WARNING, Status
 from controllers.placement.snapshot import ClusterView, Snapshot
 
@@ -33,7 +33,7 @@ class PrioritizerKey:
 
     type: str
     built_in: str
-    add_on: AddOnScore | None = None
+    add_on: tuple[str, str] | None = None  # (resourceName, scoreName)
     entry: int | None = None  # the configurations index of an entry with addOn
 
 
@@ -69,7 +69,8 @@ def prioritizer_weights(policy: PrioritizerPolicy | None) -> tuple[list[tuple[Pr
         if coordinate is None:
             return [], Status(MISCONFIGURED, "", "scoreCoordinate field is required")
         if coordinate.add_on is not None:
-            key = PrioritizerKey(coordinate.type, coordinate.built_in or "", coordinate.add_on, index)
+            add_on = (coordinate.add_on.resource_name, coordinate.add_on.score_name)
+            key = PrioritizerKey(coordinate.type, coordinate.built_in or "", add_on, index)
         else:
             key = PrioritizerKey(coordinate.type, coordinate.built_in or "")
         weights[key] = config.weight
@@ -89,7 +90,7 @@ def build_prioritizers(weights: Sequence[tuple[PrioritizerKey, int]]) -> tuple[l
         else:
             if key.add_on is None:
                 return [], Status(MISCONFIGURED, "", "addOn should not be empty")
-            resource, score = key.add_on.resource_name, key.add_on.score_name
+            resource, score = key.add_on
             out.append(Prioritizer(f"AddOn/{resource}/{score}", "AddOn", weight, resource, score))
     return out, OK
 
