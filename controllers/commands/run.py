@@ -21,6 +21,7 @@ log = logging.getLogger("controllers.run")
 # module exposes the same ``setup(registry, context)`` as the built-in ones.
 EXTRA_CONTROLLERS_ENV = "OCM_ROLLOUT_EXTRA_CONTROLLERS"
 DEFAULT_LEASE_NAME = "ocm-rollout-controllers"
+DUPLICATE_SIGNAL_WINDOW = 1.0
 
 
 class UsageError(ValueError):
@@ -234,14 +235,20 @@ async def serve(config: RunConfig) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     main_task = asyncio.current_task()
+    first_signal: list[float] = []
 
     def on_signal(signum: int) -> None:
+        # A second signal aborts a slow graceful shutdown; one arriving within a second of the
+        # first is the same request delivered twice (to the process and to its group).
+        if first_signal and loop.time() - first_signal[0] < DUPLICATE_SIGNAL_WINDOW:
+            return
         if stop.is_set():
             log.warning("second signal: aborting", extra={"signal": signal.Signals(signum).name})
             if main_task is not None:
                 main_task.cancel()
             return
         log.info("shutting down", extra={"signal": signal.Signals(signum).name})
+        first_signal.append(loop.time())
         stop.set()
 
     for signum in (signal.SIGTERM, signal.SIGINT):

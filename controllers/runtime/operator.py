@@ -214,22 +214,24 @@ async def run_operator(
     def thread_main() -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        outcome: BaseException | None = None
         try:
             loop.run_until_complete(inner_main())
         except asyncio.CancelledError:
-            finished.set_result(None)
+            outcome = None
         except BaseException as exc:
+            outcome = exc
             if not started.done():
                 started.set_exception(exc)
-            finished.set_exception(exc)
-        else:
-            finished.set_result(None)
         finally:
             try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
+                _drain(loop)
             finally:
                 loop.close()
+                if outcome is None:
+                    finished.set_result(None)
+                else:
+                    finished.set_exception(outcome)
 
     thread = threading.Thread(target=thread_main, name="kopf-operator", daemon=True)
     thread.start()
@@ -258,6 +260,17 @@ async def run_operator(
     finally:
         if not done.done():
             await _wait_quietly(done, CANCEL_GRACE_SECONDS)
+
+
+def _drain(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel whatever an aborted kopf left running, and let it unwind (bounded)."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.wait(pending, timeout=CANCEL_GRACE_SECONDS))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(loop.shutdown_default_executor())
 
 
 async def _started_or_none(started: concurrent.futures.Future[_Inner]) -> _Inner | None:
