@@ -1,0 +1,452 @@
+"""The environment of the ManifestWorkReplicaSet integration tests (no tests here).
+
+A local hub in a thread, the real workset operator (kopf, ``run_operator``) in-process and
+restartable, a synchronous client over the same kubeconfig, builders for Placements,
+PlacementDecisions and ManifestWorkReplicaSets, a hand-driven work agent (OCM's integration
+tests write ManifestWork status by hand; so do we where a scenario needs exact control) and
+a watch-driven monitor that checks invariants at every change of every ManifestWork.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kubernetes
+import pytest
+
+from controllers.runtime.kube import (
+    EVENTS,
+    JSON,
+    MANIFEST_WORK_REPLICA_SETS,
+    MANIFEST_WORKS,
+    NAMESPACES,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+    Kube,
+    NotFound,
+    Resource,
+)
+from controllers.runtime.operator import load_client, run_operator
+from controllers.workset.names import (
+    DECISION_GROUP_INDEX_LABEL,
+    DECISION_GROUP_NAME_LABEL,
+    MWRS_LABEL,
+    PLACEMENT_LABEL,
+)
+from controllers.workset.wire import format_time
+
+T = TypeVar("T")
+
+CONFIGMAP_TEMPLATE: JSON = {
+    "workload": {
+        "manifests": [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "test-cm", "namespace": "default"},
+                "data": {"version": "1"},
+            }
+        ]
+    }
+}
+
+_names = itertools.count(1)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TimedOut(AssertionError):
+    pass
+
+
+class Api:
+    """Synchronous CRUD through the kubeconfig (the official client, like any user)."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        self.kube = Kube(load_client(kubeconfig))
+
+    def _do(self, method: str, path: str, **kwargs: Any) -> JSON:
+        return self.kube.request_sync(method, path, **kwargs)
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON:
+        return self._do("GET", res.path(namespace, name))
+
+    def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        try:
+            return self.get(res, name, namespace)
+        except NotFound:
+            return None
+
+    def list(self, res: Resource, namespace: str | None = None, labels: str | None = None) -> list[JSON]:
+        query = {"labelSelector": labels} if labels else None
+        return list(self._do("GET", res.path(namespace), query=query).get("items") or [])
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return self._do("POST", res.path(namespace), body=body)
+
+    def patch(self, res: Resource, name: str, patch: JSON, namespace: str | None = None, sub: str | None = None) -> JSON:
+        return self._do(
+            "PATCH", res.path(namespace, name, sub), body=patch, content_type="application/merge-patch+json"
+        )
+
+    def patch_status(self, res: Resource, name: str, patch: JSON, namespace: str | None = None) -> JSON:
+        return self.patch(res, name, patch, namespace, "status")
+
+    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
+        try:
+            self._do("DELETE", res.path(namespace, name))
+        except NotFound:
+            pass
+
+
+class OperatorRunner:
+    """The workset operator in a thread; ``stop`` is graceful, ``kill`` aborts mid-flight."""
+
+    def __init__(self, kubeconfig: str, workers: int = 5) -> None:
+        self.kubeconfig = kubeconfig
+        self.workers = workers
+        self.thread: threading.Thread | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.stop_event: asyncio.Event | None = None
+        self.extras: dict[str, object] = {}
+        self.failure: BaseException | None = None
+
+    @property
+    def controller(self) -> Any:
+        return self.extras.get("workset")
+
+    def start(self) -> None:
+        ready = threading.Event()
+        self.extras = {}
+
+        async def main() -> None:
+            self.stop_event = asyncio.Event()
+            ready_async = asyncio.Event()
+            self.task = asyncio.create_task(
+                run_operator(
+                    ["workset"],
+                    kubeconfig=self.kubeconfig,
+                    stop=self.stop_event,
+                    ready=ready_async,
+                    workers=self.workers,
+                    extras=self.extras,
+                )
+            )
+            waiter = asyncio.create_task(ready_async.wait())
+            await asyncio.wait({self.task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            ready.set()
+            waiter.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+            except BaseException as exc:
+                self.failure = exc
+
+        def thread_main() -> None:
+            self.loop = asyncio.new_event_loop()
+            try:
+                self.loop.run_until_complete(main())
+            finally:
+                self.loop.close()
+
+        self.thread = threading.Thread(target=thread_main, name="workset-operator-test", daemon=True)
+        self.thread.start()
+        if not ready.wait(60):
+            raise TimedOut("the operator did not start within 60s")
+        if self.failure is not None:
+            raise self.failure
+
+    def _end(self, how: Callable[[], None]) -> None:
+        if self.thread is None or self.loop is None:
+            return
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(how)
+        self.thread.join(60)
+        assert not self.thread.is_alive(), "the operator did not end within 60s"
+        self.thread = None
+
+    def stop(self) -> None:
+        self._end(lambda: self.stop_event.set() if self.stop_event else None)
+
+    def kill(self) -> None:
+        self._end(lambda: self.task.cancel() if self.task else None)
+
+
+@dataclass
+class WorkMonitor:
+    """Follows every ManifestWork change through a watch and checks invariants on each one."""
+
+    kubeconfig: str
+    # (namespace, name) -> latest object
+    works: dict[tuple[str, str], JSON] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    checks: list[Callable[[dict[tuple[str, str], JSON]], str | None]] = field(default_factory=list)
+    max_seen: dict[str, int] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _ready: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="work-monitor", daemon=True)
+        self._thread.start()
+        assert self._ready.wait(30), "the work monitor could not start"
+
+    def _run(self) -> None:
+        client = load_client(self.kubeconfig)
+        api = kubernetes.client.CustomObjectsApi(client)
+        listing = api.list_cluster_custom_object("work.open-cluster-management.io", "v1", "manifestworks")
+        for item in listing.get("items") or []:
+            self.works[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
+        rv = listing["metadata"]["resourceVersion"]
+        self._ready.set()
+        while not self._stop.is_set():
+            watch = kubernetes.watch.Watch()
+            try:
+                for event in watch.stream(
+                    api.list_cluster_custom_object,
+                    "work.open-cluster-management.io",
+                    "v1",
+                    "manifestworks",
+                    resource_version=rv,
+                    timeout_seconds=2,
+                    allow_watch_bookmarks=True,
+                ):
+                    obj = event["object"]
+                    rv = obj["metadata"]["resourceVersion"]
+                    if event["type"] == "BOOKMARK":
+                        continue
+                    key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+                    if event["type"] == "DELETED":
+                        self.works.pop(key, None)
+                    else:
+                        self.works[key] = obj
+                    for check in self.checks:
+                        problem = check(self.works)
+                        if problem is not None:
+                            self.violations.append(problem)
+                    if self._stop.is_set():
+                        break
+            except Exception as exc:
+                if not self._stop.is_set():
+                    self.violations.append(f"monitor watch broke: {exc!r}")
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+class Env:
+    """One local hub and one workset operator shared by a test module."""
+
+    def __init__(self, tmp: Path) -> None:
+        from sandbox.server import run_in_thread
+
+        self.kubeconfig = str(tmp / "kubeconfig")
+        self.hub = run_in_thread(kubeconfig=self.kubeconfig)
+        self.api = Api(self.kubeconfig)
+        self.operator = OperatorRunner(self.kubeconfig)
+
+    def close(self) -> None:
+        self.operator.stop()
+        self.hub.stop()
+
+    # -- names and namespaces ------------------------------------------------------------------
+    def unique(self, prefix: str) -> str:
+        return f"{prefix}{next(_names)}"
+
+    def namespace(self, name: str) -> str:
+        if self.api.get_or_none(NAMESPACES, name) is None:
+            self.api.create(NAMESPACES, {"metadata": {"name": name}})
+        return name
+
+    def clusters(self, count: int, prefix: str | None = None) -> list[str]:
+        base = prefix or self.unique("cl")
+        names = [f"{base}-{i:02d}" for i in range(1, count + 1)]
+        for name in names:
+            self.namespace(name)
+        return names
+
+    # -- placements ----------------------------------------------------------------------------
+    def placement(
+        self,
+        ns: str,
+        name: str,
+        groups: list[list[str]] | None = None,
+        *,
+        group_names: list[str] | None = None,
+        selected: int | None = None,
+    ) -> None:
+        """A Placement with status and one PlacementDecision per group (created directly, as
+        OCM's own ManifestWorkReplicaSet tests do)."""
+        groups = groups if groups is not None else [[]]
+        if self.api.get_or_none(PLACEMENTS, name, ns) is None:
+            self.api.create(PLACEMENTS, {"metadata": {"name": name, "namespace": ns}, "spec": {}}, ns)
+        self.set_decisions(ns, name, groups, group_names=group_names, selected=selected)
+
+    def set_decisions(
+        self,
+        ns: str,
+        name: str,
+        groups: list[list[str]],
+        *,
+        group_names: list[str] | None = None,
+        selected: int | None = None,
+    ) -> None:
+        names = group_names or [""] * len(groups)
+        total = sum(len(g) for g in groups) if selected is None else selected
+        self.api.patch_status(
+            PLACEMENTS,
+            name,
+            {
+                "status": {
+                    "numberOfSelectedClusters": total,
+                    "decisionGroups": [
+                        {
+                            "decisionGroupIndex": i,
+                            "decisionGroupName": names[i],
+                            "decisions": [f"{name}-decision-{i}"],
+                            "clusterCount": len(g),
+                        }
+                        for i, g in enumerate(groups)
+                    ],
+                }
+            },
+            ns,
+        )
+        for index, clusters in enumerate(groups):
+            decision = f"{name}-decision-{index}"
+            if self.api.get_or_none(PLACEMENT_DECISIONS, decision, ns) is None:
+                labels = {PLACEMENT_LABEL: name, DECISION_GROUP_INDEX_LABEL: str(index)}
+                if names[index]:
+                    labels[DECISION_GROUP_NAME_LABEL] = names[index]
+                self.api.create(PLACEMENT_DECISIONS, {"metadata": {"name": decision, "namespace": ns, "labels": labels}}, ns)
+            self.api.patch_status(
+                PLACEMENT_DECISIONS,
+                decision,
+                {"status": {"decisions": [{"clusterName": c, "reason": ""} for c in clusters]}},
+                ns,
+            )
+
+    # -- ManifestWorkReplicaSets ---------------------------------------------------------------
+    def mwrs(
+        self,
+        ns: str,
+        name: str,
+        refs: list[JSON],
+        *,
+        template: JSON | None = None,
+        labels: dict[str, str] | None = None,
+        cascade: str | None = None,
+    ) -> JSON:
+        spec: JSON = {"placementRefs": refs, "manifestWorkTemplate": template or CONFIGMAP_TEMPLATE}
+        if cascade:
+            spec["cascadeDeletionPolicy"] = cascade
+        return self.api.create(
+            MANIFEST_WORK_REPLICA_SETS,
+            {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec},
+            ns,
+        )
+
+    def get_mwrs(self, ns: str, name: str) -> JSON | None:
+        return self.api.get_or_none(MANIFEST_WORK_REPLICA_SETS, name, ns)
+
+    def works_of(self, ns: str, name: str) -> list[JSON]:
+        works = self.api.list(MANIFEST_WORKS, labels=f"{MWRS_LABEL}={ns}.{name}")
+        return sorted(works, key=lambda w: w["metadata"]["namespace"])
+
+    def clusters_with_works(self, ns: str, name: str) -> list[str]:
+        return [w["metadata"]["namespace"] for w in self.works_of(ns, name)]
+
+    def events(self, ns: str, reason: str | None = None) -> list[JSON]:
+        found = self.api.list(EVENTS, ns)
+        return [e for e in found if reason is None or e.get("reason") == reason]
+
+    # -- the hand-driven agent -------------------------------------------------------------------
+    def set_work_conditions(self, work: JSON, conditions: list[tuple[str, str]], *, reason: str = "Test") -> JSON:
+        """Write work-level conditions at the work's generation, set-condition style."""
+        fresh = self.api.get(MANIFEST_WORKS, work["metadata"]["name"], work["metadata"]["namespace"])
+        generation = fresh["metadata"].get("generation", 0)
+        old = {c["type"]: c for c in (fresh.get("status") or {}).get("conditions") or []}
+        now = format_time(utc_now())
+        out = dict(old)
+        for type_, status in conditions:
+            previous = old.get(type_)
+            ltt = previous["lastTransitionTime"] if previous and previous["status"] == status else now
+            out[type_] = {
+                "type": type_,
+                "status": status,
+                "observedGeneration": generation,
+                "lastTransitionTime": ltt,
+                "reason": reason,
+                "message": "",
+            }
+        return self.api.patch_status(
+            MANIFEST_WORKS,
+            fresh["metadata"]["name"],
+            {"status": {"conditions": list(out.values())}},
+            fresh["metadata"]["namespace"],
+        )
+
+    def succeed(self, work: JSON) -> JSON:
+        return self.set_work_conditions(
+            work, [("Applied", "True"), ("Available", "True"), ("Progressing", "False")]
+        )
+
+    def fail(self, work: JSON) -> JSON:
+        return self.set_work_conditions(work, [("Applied", "True"), ("Progressing", "True"), ("Degraded", "True")])
+
+
+def wait_for(predicate: Callable[[], T], *, timeout: float = 20.0, what: str = "condition") -> T:
+    """Poll ``predicate`` until it returns something truthy; its value is returned."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise TimedOut(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:
+    """Check ``predicate`` repeatedly for ``seconds`` (used to show that something does NOT happen)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert predicate(), f"{what} broken"
+        time.sleep(0.05)
+
+
+def condition(obj: JSON | None, type_: str) -> tuple[str, str] | None:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return (cond.get("status"), cond.get("reason"))
+    return None
+
+
+def summary(obj: JSON | None) -> JSON:
+    return dict(((obj or {}).get("status") or {}).get("summary") or {})
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    environment = Env(tmp_path_factory.mktemp("workset"))
+    environment.operator.start()
+    try:
+        yield environment
+    finally:
+        environment.close()
