@@ -43,7 +43,7 @@ from controllers.runtime.kube import (
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
-from controllers.workset import aggregation, events, report
+from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
 from controllers.workset.names import (
     COND_MANIFESTWORK_APPLIED,
@@ -165,6 +165,8 @@ class WorksetController:
         self.context = context
         self.kube = context.kube
         self.queue: WorkQueue[str] = WorkQueue("workset", on_depth=context.on_queue_depth)
+        # Finished-work garbage collection (MWRS.md 9), keyed "namespace/name" of a work.
+        self.ttl_queue: WorkQueue[str] = WorkQueue("workset-ttl", on_depth=context.on_queue_depth)
         self.recorder = EventRecorder(context.kube, COMPONENT)
         self.informers: InformerSet | None = None
         self.mwrs_cache: Informer | None = None
@@ -183,6 +185,7 @@ class WorksetController:
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
         self.retries: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
+        self.ttl_task: asyncio.Task[None] | None = None
 
     # -- wiring ------------------------------------------------------------------------------
     def setup(self, registry: kopf.OperatorRegistry) -> None:
@@ -196,14 +199,17 @@ class WorksetController:
         @kopf.on.startup(registry=registry, id="workset_start_workers")
         async def start_workers(**_: Any) -> None:
             self.task = asyncio.create_task(self._run(), name="workset-workers")
+            self.ttl_task = asyncio.create_task(self._run_ttl(), name="workset-ttl-workers")
 
         @kopf.on.cleanup(registry=registry, id="workset_stop_workers")
         async def stop_workers(**_: Any) -> None:
             self.queue.shut_down()
-            if self.task is not None:
-                self.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self.task
+            self.ttl_queue.shut_down()
+            for task in (self.task, self.ttl_task):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     async def _run(self) -> None:
         assert self.informers is not None
@@ -211,6 +217,11 @@ class WorksetController:
         await run_workers(
             self.queue, self.reconcile, workers=self.context.workers, on_result=self.context.on_reconcile
         )
+
+    async def _run_ttl(self) -> None:
+        assert self.informers is not None
+        await self.informers.wait_synced()
+        await run_workers(self.ttl_queue, self.reconcile_ttl, workers=1, on_result=self.context.on_reconcile)
 
     # -- event mapping (cross-resource triggers, MWRS.md 2) ----------------------------------
     def on_mwrs(self, event_type: str, obj: JSON) -> None:
@@ -232,6 +243,8 @@ class WorksetController:
                 del self.spec_forms[form_key]
         value = labels_of(obj).get(MWRS_LABEL)
         if value is None:
+            if event_type != "DELETED" and ttl.ttl_seconds(obj) is not None:
+                self.ttl_queue.add(f"{namespace_of(obj)}/{name_of(obj)}")
             return
         keys = self.owners.get(value, set())
         full = annotations_of(obj).get(MWRS_OWNER_ANNOTATION)
@@ -261,6 +274,21 @@ class WorksetController:
             refs = (body.get("spec") or {}).get("placementRefs") or []
             if any(isinstance(r, dict) and r.get("name") == placement for r in refs):
                 self.queue.add(f"{namespace}/{name_of(body)}")
+
+    async def reconcile_ttl(self, key: str) -> float | None:
+        """Delete a finished work once its ttlSecondsAfterFinished has passed (MWRS.md 9)."""
+        assert self.work_cache is not None
+        namespace, _, name = key.partition("/")
+        work = self.work_cache.get(name, namespace)
+        if work is None:
+            return None
+        decision = ttl.ttl_decision(work, self.context.clock())
+        if decision.action == ttl.WAIT:
+            return decision.after
+        if decision.action == ttl.DELETE:
+            log.info("deleting finished work", extra={"key": key})
+            await self.kube.delete(MANIFEST_WORKS, name, namespace)
+        return None
 
     # -- reading ------------------------------------------------------------------------------
     def _mwrs(self, namespace: str, name: str) -> JSON | None:

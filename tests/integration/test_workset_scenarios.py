@@ -410,3 +410,39 @@ def test_missing_cluster_namespace_is_reported_in_manifestwork_applied(env: Env)
     # Once the namespace exists the retry creates the work.
     env.namespace(missing[0])
     wait_for(lambda: len(env.works_of(ns, "test-work")) == 2, timeout=30, what="work created after the fix")
+
+
+# --- 23: finished-work garbage collection ------------------------------------------------------------------
+
+
+def _standalone(env: Env, cluster: str, name: str, ttl: int | None, labels: dict[str, str] | None = None) -> JSON:
+    spec = copy.deepcopy(CONFIGMAP_TEMPLATE)
+    if ttl is not None:
+        spec["deleteOption"] = {"propagationPolicy": "Foreground", "ttlSecondsAfterFinished": ttl}
+    return env.api.create(MANIFEST_WORKS, {"metadata": {"name": name, "namespace": cluster, "labels": labels or {}},
+                                           "spec": spec}, cluster)
+
+
+def test_finished_works_are_collected_after_their_ttl(env: Env) -> None:
+    (cluster,) = env.clusters(1)
+    timed = _standalone(env, cluster, "timed", 2)
+    at_once = _standalone(env, cluster, "at-once", 0)
+    no_ttl = _standalone(env, cluster, "no-ttl", None)
+    unfinished = _standalone(env, cluster, "unfinished", 0)
+    owned = _standalone(env, cluster, "owned", 0, {MWRS_LABEL: "elsewhere.owner", PLACEMENT_NAME_LABEL: "p"})
+    for work in (at_once, no_ttl, owned):
+        env.set_work_conditions(work, [("Complete", "True")])
+    env.set_work_conditions(unfinished, [("Complete", "False")])
+    done = env.set_work_conditions(timed, [("Complete", "True")])
+    due = parse_time(done["status"]["conditions"][0]["lastTransitionTime"]) + timedelta(seconds=2)  # type: ignore[operator]
+
+    def names() -> set[str]:
+        return {w["metadata"]["name"] for w in env.api.list(MANIFEST_WORKS, cluster)}
+
+    wait_for(lambda: "at-once" not in names(), what="ttl 0 deleted at once")
+    early = (due - utc_now()).total_seconds() - 0.2
+    if early > 0:
+        holds_for(lambda: "timed" in names(), early, what="timed work kept until due")
+    wait_for(lambda: "timed" not in names(), what="timed work deleted")
+    assert utc_now() - due < timedelta(seconds=1)
+    assert names() == {"no-ttl", "unfinished", "owned"}
