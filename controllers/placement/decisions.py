@@ -18,12 +18,13 @@ from typing import Any
 
 from api.cluster_v1beta1 import API_VERSION as PLACEMENT_API_VERSION
 from api.cluster_v1beta1 import Placement
+from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME
 from controllers.placement.filters import WARNING, Status
 from controllers.placement.groups import DecisionPage
 from controllers.placement.snapshot import PLACEMENT_LABEL
 
-GROUP_NAME_LABEL = "cluster.open-cluster-management.io/decision-group-name"
-GROUP_INDEX_LABEL = "cluster.open-cluster-management.io/decision-group-index"
+GROUP_NAME_LABEL = LABEL_DECISION_GROUP_NAME
+GROUP_INDEX_LABEL = LABEL_DECISION_GROUP_INDEX
 MAX_EVENT_NOTE = 1000
 
 JSON = dict[str, Any]

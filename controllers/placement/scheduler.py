@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from api.cluster_v1beta1 import Placement, PlacementStatus
+from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE
 from controllers.placement.filters import (
     ERROR,
     OK,
@@ -46,7 +47,7 @@ from controllers.placement.status import (
     satisfied_condition,
 )
 
-DISABLE_ANNOTATION = "cluster.open-cluster-management.io/experimental-scheduling-disable"
+DISABLE_ANNOTATION = ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,13 @@ from api.cluster_v1 import ManagedCluster
 from api.cluster_v1alpha1 import AddOnPlacementScore
 from api.cluster_v1beta1 import PlacementDecision
 from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from api.constants import LABEL_CLUSTER_SET, LABEL_PLACEMENT
 from api.meta import LabelSelector
 from controllers.placement.quantity import QuantityError, approximate_float
 from controllers.placement.selectors import CompiledSelector, SelectorError, compile_label_selector
 
-PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
-CLUSTER_SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+PLACEMENT_LABEL = LABEL_PLACEMENT
+CLUSTER_SET_LABEL = LABEL_CLUSTER_SET
 # A taint without timeAdded counts as added at Go's zero time.
 ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from api import constants as C
 from api.cluster_v1beta1 import DecisionGroupStatus, Placement, PlacementStatus
 from api.meta import Condition, set_condition
 from controllers.placement.filters import ERROR, MISCONFIGURED, Status
 from controllers.placement.groups import DecisionGroupResult, DecisionPage
 
-MISCONFIGURED_TYPE = "PlacementMisconfigured"
-SATISFIED_TYPE = "PlacementSatisfied"
+MISCONFIGURED_TYPE = C.CONDITION_PLACEMENT_MISCONFIGURED
+SATISFIED_TYPE = C.CONDITION_PLACEMENT_SATISFIED
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ class ConditionSpec:
 
 def misconfigured_condition(status: Status) -> ConditionSpec:
     if status.code == MISCONFIGURED:
-        return ConditionSpec(MISCONFIGURED_TYPE, "True", "Misconfigured", f"{status.plugin}:{status.message}")
-    return ConditionSpec(MISCONFIGURED_TYPE, "False", "Succeedconfigured", "Placement configurations check pass")
+        return ConditionSpec(MISCONFIGURED_TYPE, "True", C.REASON_MISCONFIGURED, f"{status.plugin}:{status.message}")
+    return ConditionSpec(MISCONFIGURED_TYPE, "False", C.REASON_SUCCEEDCONFIGURED, "Placement configurations check pass")
 
 
 def satisfied_condition(
@@ -54,33 +55,33 @@ def satisfied_condition(
         return ConditionSpec(
             SATISFIED_TYPE,
             "False",
-            "NoManagedClusterSetBindings",
+            C.REASON_NO_MANAGED_CLUSTER_SET_BINDINGS,
             "No valid ManagedClusterSetBindings found in placement namespace",
         )
     if not eligible_sets:
         return ConditionSpec(
             SATISFIED_TYPE,
             "False",
-            "NoIntersection",
+            C.REASON_NO_INTERSECTION,
             f"None of ManagedClusterSets [{','.join(cluster_sets_in_spec)}] is bound to placement namespace",
         )
     if available == 0:
         return ConditionSpec(
             SATISFIED_TYPE,
             "False",
-            "AllManagedClusterSetsEmpty",
+            C.REASON_ALL_MANAGED_CLUSTER_SETS_EMPTY,
             f"All ManagedClusterSets [{','.join(eligible_sets)}] have no member ManagedCluster",
         )
     if status.code == ERROR:
-        return ConditionSpec(SATISFIED_TYPE, "False", "NotAllDecisionsScheduled", status.message)
+        return ConditionSpec(SATISFIED_TYPE, "False", C.REASON_NOT_ALL_DECISIONS_SCHEDULED, status.message)
     if selected == 0:
         return ConditionSpec(
-            SATISFIED_TYPE, "False", "NoManagedClusterMatched", "No ManagedCluster matches any of the cluster predicate"
+            SATISFIED_TYPE, "False", C.REASON_NO_MANAGED_CLUSTER_MATCHED, "No ManagedCluster matches any of the cluster predicate"
         )
     if unscheduled == 0:
-        return ConditionSpec(SATISFIED_TYPE, "True", "AllDecisionsScheduled", "All cluster decisions scheduled")
+        return ConditionSpec(SATISFIED_TYPE, "True", C.REASON_ALL_DECISIONS_SCHEDULED, "All cluster decisions scheduled")
     return ConditionSpec(
-        SATISFIED_TYPE, "False", "NotAllDecisionsScheduled", f"{unscheduled} cluster decisions unscheduled"
+        SATISFIED_TYPE, "False", C.REASON_NOT_ALL_DECISIONS_SCHEDULED, f"{unscheduled} cluster decisions unscheduled"
     )
 
 
