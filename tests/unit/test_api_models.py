@@ -195,3 +195,26 @@ def test_parse_object_picks_the_model_from_type_meta() -> None:
 def test_parse_object_rejects_kinds_it_does_not_model() -> None:
     with pytest.raises(InvalidObject, match="not an OCM kind"):
         parse_object({"apiVersion": "v1", "kind": "ConfigMap"})
+
+
+def test_cel_condition_rule_needs_a_condition_name() -> None:
+    work = {
+        "metadata": META,
+        "spec": {
+            "manifestConfigs": [
+                {
+                    "resourceIdentifier": {"resource": "jobs", "name": "j"},
+                    "conditionRules": [{"type": "CEL", "condition": "", "celExpressions": ["true"]}],
+                }
+            ]
+        },
+    }
+    with pytest.raises(InvalidObject, match=r"spec\.manifestConfigs\[0\]\.conditionRules\[0\]: condition is required"):
+        ManifestWork.parse(work)
+
+
+def test_taint_time_added_may_be_null() -> None:
+    mc = ManagedCluster.parse(
+        {"metadata": {"name": "c1"}, "spec": {"taints": [{"key": "k", "effect": "NoSelect", "timeAdded": None}]}}
+    )
+    assert mc.spec.taints[0].time_added is None
