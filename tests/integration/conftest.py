@@ -275,3 +275,31 @@ def toy_namespace(request: pytest.FixtureRequest, toy_client: client.ApiClient) 
     except client.ApiException as exc:
         if exc.status != 404:
             raise
+
+
+def http(
+    handle: HubThread,
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    token: str | None = None,
+    timeout: float = 30.0,
+    stream: bool = False,
+) -> Any:
+    """A raw authenticated request (urllib3 response) for what the typed clients cannot express."""
+    import json as _json
+
+    import urllib3
+
+    ca = handle.hub.ca_pem
+    pool = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca.decode()) if ca else urllib3.PoolManager()
+    all_headers = {"Authorization": f"Bearer {token or handle.token}", **(headers or {})}
+    data = None
+    if body is not None:
+        data = body if isinstance(body, (bytes, str)) else _json.dumps(body)
+        all_headers.setdefault("Content-Type", "application/json")
+    return pool.request(
+        method, handle.url + path, body=data, headers=all_headers, timeout=timeout, preload_content=not stream
+    )

@@ -1,0 +1,161 @@
+"""WATCH: resume from a resourceVersion, selectors, bookmarks, timeouts and 410 Gone."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+
+from sandbox.server import HubThread
+from tests.integration.conftest import WIDGET_GROUP, http, widget_crd
+
+G, V = WIDGET_GROUP, "v1"
+
+
+def widget(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": f"{G}/{V}", "kind": "Widget", "metadata": {"name": name, "labels": labels or {}}, "spec": {"size": 1}}
+
+
+@pytest.fixture
+def crs(toy_client: client.ApiClient) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(toy_client)
+
+
+def events_from(crs: client.CustomObjectsApi, ns: str, count: int, **kwargs: Any) -> list[tuple[str, str]]:
+    """The first `count` (type, name) events a watch delivers (or fewer if its timeout ends it)."""
+    w = watch.Watch()
+    out: list[tuple[str, str]] = []
+    kwargs.setdefault("timeout_seconds", 10)
+    for ev in w.stream(crs.list_namespaced_custom_object, G, V, ns, "widgets", **kwargs):
+        if ev["type"] != "BOOKMARK":
+            out.append((ev["type"], ev["object"]["metadata"]["name"]))
+        if len(out) >= count:
+            w.stop()
+            break
+    return out
+
+
+def test_watch_resumes_after_a_resource_version(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+    first = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("a"))
+    crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "a", {"spec": {"size": 2}})
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("b"))
+    crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "a")
+    got = events_from(crs, toy_namespace, 3, resource_version=first["metadata"]["resourceVersion"])
+    assert got == [("MODIFIED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+
+
+def test_watch_without_resource_version_starts_with_current_objects(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("x"))
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("y"))
+    assert events_from(crs, toy_namespace, 2) == [("ADDED", "x"), ("ADDED", "y")]
+
+
+def test_watch_is_limited_to_its_namespace(crs: client.CustomObjectsApi, toy_namespace: str, toy_client: client.ApiClient) -> None:
+    other = f"{toy_namespace[:50]}-o"
+    client.CoreV1Api(toy_client).create_namespace({"metadata": {"name": other}})
+    start = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("mine"))
+    crs.create_namespaced_custom_object(G, V, other, "widgets", widget("theirs"))
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("mine-too"))
+    got = events_from(crs, toy_namespace, 1, resource_version=start["metadata"]["resourceVersion"])
+    assert got == [("ADDED", "mine-too")]
+    client.CoreV1Api(toy_client).delete_namespace(other)
+
+
+def test_watch_with_label_selector_sees_objects_enter_and_leave(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+    start = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("m"))
+    crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "m", {"metadata": {"labels": {"team": "a"}}})
+    crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "m", {"spec": {"size": 3}})
+    crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "m", {"metadata": {"labels": {"team": "b"}}})
+    got = events_from(crs, toy_namespace, 3, resource_version=start["metadata"]["resourceVersion"], label_selector="team=a")
+    assert got == [("ADDED", "m"), ("MODIFIED", "m"), ("DELETED", "m")]
+
+
+def test_watch_delivers_live_changes(crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
+    start = crs.list_namespaced_custom_object(G, V, toy_namespace, "widgets")["metadata"]["resourceVersion"]
+    seen: list[tuple[str, str]] = []
+    w = watch.Watch()
+
+    def consume() -> None:
+        for ev in w.stream(crs.list_namespaced_custom_object, G, V, toy_namespace, "widgets", resource_version=start, timeout_seconds=20):
+            if ev["type"] != "BOOKMARK":
+                seen.append((ev["type"], ev["object"]["metadata"]["name"]))
+            if len(seen) >= 2:
+                w.stop()
+                return
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("live"))
+    crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "live")
+    wait_for(lambda: len(seen) >= 2, message="two watch events")
+    thread.join(timeout=20)
+    assert seen == [("ADDED", "live"), ("DELETED", "live")]
+
+
+def test_watch_sends_bookmarks_when_allowed(toy_hub: HubThread, toy_namespace: str) -> None:
+    resp = http(
+        toy_hub, "GET", f"/apis/{G}/{V}/namespaces/{toy_namespace}/widgets?watch=1&allowWatchBookmarks=true&timeoutSeconds=10",
+        stream=True,
+    )
+    line = b""
+    while not line.endswith(b"\n"):
+        line += resp.read(1)
+    resp.release_conn()
+    event = json.loads(line)
+    assert event["type"] == "BOOKMARK"
+    assert event["object"]["kind"] == "Widget" and int(event["object"]["metadata"]["resourceVersion"]) > 0
+
+
+def test_watch_without_bookmarks_sends_none(toy_hub: HubThread, toy_namespace: str) -> None:
+    resp = http(toy_hub, "GET", f"/apis/{G}/{V}/namespaces/{toy_namespace}/widgets?watch=1&timeoutSeconds=1&resourceVersion=0")
+    assert all(json.loads(line)["type"] != "BOOKMARK" for line in resp.data.splitlines() if line)
+
+
+def test_timeout_seconds_ends_the_watch(toy_hub: HubThread, toy_namespace: str) -> None:
+    started = time.monotonic()
+    resp = http(toy_hub, "GET", f"/apis/{G}/{V}/namespaces/{toy_namespace}/widgets?watch=true&timeoutSeconds=1")
+    assert resp.status == 200
+    assert 0.9 <= time.monotonic() - started < 10
+
+
+def test_send_initial_events_ends_with_an_annotated_bookmark(toy_hub: HubThread, toy_namespace: str, crs: client.CustomObjectsApi) -> None:
+    crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("init"))
+    resp = http(
+        toy_hub, "GET",
+        f"/apis/{G}/{V}/namespaces/{toy_namespace}/widgets?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+    )
+    events = [json.loads(line) for line in resp.data.splitlines() if line]
+    assert events[0]["type"] == "ADDED" and events[0]["object"]["metadata"]["name"] == "init"
+    assert events[1]["type"] == "BOOKMARK"
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_watch_from_expired_resource_version_is_gone(make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient]) -> None:
+    hub = make_hub(crds=[widget_crd()], history=3)
+    crs = client.CustomObjectsApi(client_for(hub))
+    first = crs.create_namespaced_custom_object(G, V, "default", "widgets", widget("old"))
+    for size in range(2, 7):
+        crs.patch_namespaced_custom_object(G, V, "default", "widgets", "old", {"spec": {"size": size}})
+    resp = http(hub, "GET", f"/apis/{G}/{V}/namespaces/default/widgets?watch=1&resourceVersion={first['metadata']['resourceVersion']}")
+    (event,) = [json.loads(line) for line in resp.data.splitlines() if line]
+    assert event["type"] == "ERROR"
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+    with pytest.raises(client.ApiException) as err:
+        events_from(crs, "default", 1, resource_version=first["metadata"]["resourceVersion"])
+    assert err.value.status == 410
+
+
+def test_watch_within_history_is_not_gone(make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient]) -> None:
+    hub = make_hub(crds=[widget_crd()], history=3)
+    crs = client.CustomObjectsApi(client_for(hub))
+    crs.create_namespaced_custom_object(G, V, "default", "widgets", widget("w"))
+    mid = crs.patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 2}})
+    crs.patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 3}})
+    got = events_from(crs, "default", 1, resource_version=mid["metadata"]["resourceVersion"])
+    assert got == [("MODIFIED", "w")]
