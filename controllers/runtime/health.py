@@ -155,13 +155,10 @@ class ProbeServer:
             sockets = getattr(server, "sockets", None) or []
             actual = sockets[0].getsockname()[:2] if sockets else (host, port)
             self.bound[purpose] = (str(actual[0]), int(actual[1]))
-            log.info(
-                "serving %s endpoints",
-                purpose,
-                extra={"address": f"{actual[0]}:{actual[1]}", "purpose": purpose},
-            )
         if self.metrics_address is not None and "metrics" not in self.bound and "health" in self.bound:
-            self.bound["metrics"] = self.bound["health"]
+            self.bound["metrics"] = self.bound["health"]  # the same address: one shared listener
+        for purpose, (host, port) in self.bound.items():
+            log.info("serving %s endpoints", purpose, extra={"address": f"{host}:{port}", "purpose": purpose})
 
     async def stop(self) -> None:
         if self._runner is not None:

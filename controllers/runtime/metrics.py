@@ -115,8 +115,9 @@ def on_reconcile(controller: str, seconds: float, error: BaseException | None) -
     """Record one finished reconcile (the ``ControllerContext.on_reconcile`` hook)."""
     RECONCILE_TOTAL.labels(controller=controller).inc()
     RECONCILE_DURATION.labels(controller=controller).observe(max(seconds, 0.0))
+    errors = RECONCILE_ERRORS.labels(controller=controller)  # exported at 0 from the first reconcile
     if error is not None:
-        RECONCILE_ERRORS.labels(controller=controller).inc()
+        errors.inc()
 
 
 @contextmanager

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -74,21 +75,28 @@ class Hub:
         return [r for r in everything if r.user == user]
 
 
-@pytest.fixture(name="hub")
-def hub_fixture(tmp_path: Path) -> Iterator[Hub]:
+@contextmanager
+def local_hub(directory: Path) -> Iterator[Hub]:
+    """A local hub recording every request, with users proc-a, proc-b and proc-c."""
     server = pytest.importorskip("sandbox.server")
     users = ("proc-a", "proc-b", "proc-c")
     tokens = {f"token-{name}-{os.getpid()}": name for name in users}
     handle = server.run_in_thread(record_requests=True, tokens=tokens)
     try:
-        found = Hub(handle=handle, directory=tmp_path)
-        admin = handle.write_kubeconfig(tmp_path / "admin.kubeconfig")
+        found = Hub(handle=handle, directory=directory)
+        admin = handle.write_kubeconfig(directory / "admin.kubeconfig")
         found.users["admin"] = admin
         for token, name in tokens.items():
-            found.users[name] = kubeconfig_for(admin, tmp_path / f"{name}.kubeconfig", token)
+            found.users[name] = kubeconfig_for(admin, directory / f"{name}.kubeconfig", token)
         yield found
     finally:
         handle.stop()
+
+
+@pytest.fixture(name="hub")
+def hub_fixture(tmp_path: Path) -> Iterator[Hub]:
+    with local_hub(tmp_path) as found:
+        yield found
 
 
 @dataclass
