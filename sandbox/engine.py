@@ -492,7 +492,11 @@ class Engine:
 
     def _review(self, rt: ResourceType, version: str, body: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         body.pop("status", None)
-        obj = self._admit(rt, version, body, None, Ctx(internal=True))
+        schema = rt.versions[version].schema()
+        obj = schema.normalize(body).obj
+        problems = schema.validate(obj)
+        if problems:
+            raise errors.invalid(rt.group, rt.kind, "", problems)
         if rt.kind == "SelfSubjectReview":
             obj["status"] = {"userInfo": {"username": ctx.user, "groups": list(ctx.groups)}}
         else:
