@@ -118,7 +118,11 @@ class RunProcess:
         return out
 
     def logged(self, msg: str) -> list[dict[str, Any]]:
-        return [e for e in self.events() if e.get("msg") == msg]
+        """The log events with this message; fails the test if the process has died."""
+        found = [e for e in self.events() if e.get("msg") == msg]
+        if not found:
+            self.check_alive()
+        return found
 
     def address(self, purpose: str) -> str:
         def find() -> str | None:

@@ -130,7 +130,7 @@ def _scenario(hub: Hub) -> Outcome:
         "--controllers", "workset", "--lease-namespace", "default", "--identity", "proc-c",
     )  # fmt: skip
     try:
-        wait_until(lambda: proc.check_alive() or proc.logged("operator started"), STARTUP_TIMEOUT, "the operator")
+        wait_until(lambda: proc.logged("operator started"), STARTUP_TIMEOUT, "the operator")
         body = {"metadata": {"name": MWRS}, "spec": {"placementRefs": [{"name": PLACEMENT}], "manifestWorkTemplate": TEMPLATE}}
         asyncio.run(kube.create(MANIFEST_WORK_REPLICA_SETS, body, NS))
         wait_until(lambda: _works(kube) == CLUSTERS, 60, "a ManifestWork per cluster")
@@ -144,7 +144,7 @@ def _scenario(hub: Hub) -> Outcome:
         metrics_during = wait_until(rollout_published, 60, "the rollout figures on /metrics")
         # A new template: the works are patched to it.
         changed = {"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
-            {**TEMPLATE["workload"]["manifests"][0], "data": {"v": "2"}}]}}}}  # type: ignore[index]
+            {**TEMPLATE["workload"]["manifests"][0], "data": {"v": "2"}}]}}}}
         asyncio.run(kube.patch(MANIFEST_WORK_REPLICA_SETS, MWRS, changed, NS))
         wait_until(lambda: _works_at(kube, "2") == CLUSTERS[:2], 60, "the works to follow the new template")
         asyncio.run(kube.delete(MANIFEST_WORK_REPLICA_SETS, MWRS, NS))
