@@ -29,6 +29,7 @@ ChangeCallback = Callable[[str, JSON, JSON | None], None]
 """``(event type, object, previous object or None)``; DELETED passes the last known object."""
 
 WATCH_TIMEOUT_SECONDS = 60
+THREAD_JOIN_SECONDS = 5.0
 RELIST_BACKOFF_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -192,7 +193,10 @@ class Informer:
 
     def _watch_thread(self, rv: str, loop: asyncio.AbstractEventLoop, events: asyncio.Queue[Any]) -> None:
         def hand_over(item: Any) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, item)
+            try:
+                loop.call_soon_threadsafe(events.put_nowait, item)
+            except RuntimeError:  # the loop is gone: nobody is listening any more
+                self._closing.set()
 
         try:
             for event in self._stream(rv):
@@ -225,6 +229,8 @@ class Informer:
                 self._handle(item)
         finally:
             self._interrupt()
+            # The stream is shut down; let the thread see it before the loop moves on.
+            await asyncio.shield(asyncio.to_thread(thread.join, THREAD_JOIN_SECONDS))
 
     def _handle(self, event: JSON) -> None:
         event_type = str(event.get("type") or "")

@@ -26,6 +26,13 @@ from controllers.workset.workbuild import owner_for
 from sandbox.sim_client import Informer
 
 REFRESH_SECONDS = 0.25
+HOME = "\x1b[H"
+CLEAR_LINE = "\x1b[K"
+CLEAR_BELOW = "\x1b[J"
+ALTERNATE_SCREEN = "\x1b[?1049h"
+MAIN_SCREEN = "\x1b[?1049l"
+HIDE_CURSOR = "\x1b[?25l"
+SHOW_CURSOR = "\x1b[?25h"
 
 
 # --- snapshot ----------------------------------------------------------------------------------
@@ -385,7 +392,8 @@ class LiveView:
             width = shutil.get_terminal_size((100, 40)).columns
             stamp = self.clock().strftime("%H:%M:%S")
             screen = render(current, header=[*self.header, f"updated {stamp}   (Ctrl-C to stop)", ""], width=width)
-            self.out.write("\x1b[H\x1b[2J" + screen + "\n")
+            # Overwrite in place (no flicker): home, each line cleared to its end, then below.
+            self.out.write(HOME + "".join(line + CLEAR_LINE + "\n" for line in screen.split("\n")) + CLEAR_BELOW)
             self.out.flush()
         else:
             for line in changes(self.last, current):
@@ -397,6 +405,8 @@ class LiveView:
             asyncio.create_task(informer.run(stop))
             for informer in (self.placements, self.decisions, self.replica_sets)
         ]
+        if self.interactive:
+            self.out.write(ALTERNATE_SCREEN + HIDE_CURSOR)
         try:
             while not stop.is_set():
                 self.draw()
@@ -404,6 +414,10 @@ class LiveView:
                     await asyncio.wait_for(stop.wait(), timeout=REFRESH_SECONDS)
                 except TimeoutError:
                     pass
-            self.draw()
+            if not self.interactive:
+                self.draw()
         finally:
+            if self.interactive:
+                self.out.write(SHOW_CURSOR + MAIN_SCREEN)
+                self.out.flush()
             await asyncio.gather(*watchers, return_exceptions=True)

@@ -186,7 +186,7 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
         view: LiveView | None = None
 
         def on_event(event: SimEvent) -> None:
-            if view is not None and event.kind in ("agent", "registered"):
+            if view is not None and event.kind == "agent":
                 view.log(f"{event.subject}: {event.detail}")
 
         simulation = Simulation(kube, clusters=args.clusters, profile=profile, on_event=on_event)
