@@ -112,7 +112,7 @@ def _strategy_line(result: RolloutPlan) -> str:
 def _rows(rows: list[ClusterExplanation], indent: str = "  ") -> list[str]:
     if not rows:
         return [f"{indent}(no clusters)"]
-    headers = ("CLUSTER", "NOW", "STATUS", "WHY")
+    headers = ("CLUSTER", "ACTION", "STATUS", "WHY")
     table = [headers] + [(row.cluster_name, row.verdict, row.status, row.reason) for row in rows]
     widths = [max(len(line[column]) for line in table) for column in range(3)]
     lines = []

@@ -74,13 +74,12 @@ def _planned(entry: PlannedCluster, reported: bool) -> ClusterExplanation:
         return ClusterExplanation(name, "apply", status.value, why)
     if status is RolloutStatus.SUCCEEDED:
         return ClusterExplanation(name, "soaking", status.value, f"succeeded, soaking until {_time(recheck)}")
+    deadline = "no deadline" if recheck is None else f"deadline {_time(recheck)}"
     if status is RolloutStatus.FAILED:
-        until = "no deadline" if recheck is None else f"deadline {_time(recheck)}"
         return ClusterExplanation(
-            name, "retrying", status.value, f"failed, counts as a failure; in flight until {until}"
+            name, "retrying", status.value, f"failed, counts as a failure; in flight ({deadline})"
         )
-    until = "no deadline" if recheck is None else f"deadline {_time(recheck)}"
-    return ClusterExplanation(name, "in-flight", status.value, f"in flight until {until}")
+    return ClusterExplanation(name, "in-flight", status.value, f"in flight ({deadline})")
 
 
 def explain_plan(

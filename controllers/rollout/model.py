@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -115,7 +115,8 @@ class DecisionGroup:
 
     group_index: int
     group_name: str = ""
-    clusters: tuple[str, ...] = ()
+    #: Cluster names; any collection is accepted and stored as a tuple.
+    clusters: Collection[str] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.clusters, tuple):
