@@ -250,20 +250,88 @@ class WorkMonitor:
             self._thread.join(10)
 
 
-class Env:
-    """One local hub and one workset operator shared by a test module."""
+class SimRunner:
+    """The project's simulated managed clusters (``sandbox.simulation``) in a thread."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, kubeconfig: str, clusters: int, profile: JSON) -> None:
+        from sandbox.sim_profile import parse_profile
+        from sandbox.simulation import Simulation
+
+        self.simulation = Simulation(Kube(load_client(kubeconfig)), clusters=clusters, profile=parse_profile(profile))
+        self.loop = asyncio.new_event_loop()
+        self.stop_event: asyncio.Event | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        async def main() -> None:
+            self.stop_event = asyncio.Event()
+            started = asyncio.Event()
+            try:
+                await self.simulation.register()
+                runner = asyncio.create_task(self.simulation.run(self.stop_event, ready=started))
+                await started.wait()
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                raise
+            ready.set()
+            await runner
+
+        def thread_main() -> None:
+            asyncio.set_event_loop(self.loop)
+            try:
+                self.loop.run_until_complete(main())
+            except BaseException:
+                pass
+            finally:
+                self.loop.close()
+
+        self.thread = threading.Thread(target=thread_main, name="workset-test-simulation", daemon=True)
+        self.thread.start()
+        assert ready.wait(60), "the simulation did not start within 60s"
+        if failure:
+            raise failure[0]
+
+    def stop(self) -> None:
+        if self.thread is None:
+            return
+        if self.stop_event is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.thread.join(30)
+
+
+class Env:
+    """A local hub (shared or private) and one workset operator shared by a test module."""
+
+    def __init__(self, tmp: Path, hub: Any = None) -> None:
         from sandbox.server import run_in_thread
 
-        self.kubeconfig = str(tmp / "kubeconfig")
-        self.hub = run_in_thread(kubeconfig=self.kubeconfig)
+        self.own_hub = hub is None
+        if hub is None:
+            self.kubeconfig = str(tmp / "kubeconfig")
+            self.hub = run_in_thread(kubeconfig=self.kubeconfig)
+        else:
+            self.hub = hub
+            self.kubeconfig = str(hub.kubeconfig)
         self.api = Api(self.kubeconfig)
         self.operator = OperatorRunner(self.kubeconfig)
+        self.simulation: SimRunner | None = None
+
+    def simulate(self, clusters: int, profile: JSON) -> list[str]:
+        """Start simulated clusters cluster1..clusterN with their work agents."""
+        self.simulation = SimRunner(self.kubeconfig, clusters, profile)
+        self.simulation.start()
+        return self.simulation.simulation.cluster_names()
 
     def close(self) -> None:
         self.operator.stop()
-        self.hub.stop()
+        if self.simulation is not None:
+            self.simulation.stop()
+        if self.own_hub:
+            self.hub.stop()
 
     # -- names and namespaces ------------------------------------------------------------------
     def unique(self, prefix: str) -> str:
@@ -443,8 +511,9 @@ def summary(obj: JSON | None) -> JSON:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    environment = Env(tmp_path_factory.mktemp("workset"))
+def env(tmp_path_factory: pytest.TempPathFactory, hub: Any) -> Iterator[Env]:
+    """The workset operator on the session's shared local hub."""
+    environment = Env(tmp_path_factory.mktemp("workset"), hub)
     environment.operator.start()
     try:
         yield environment

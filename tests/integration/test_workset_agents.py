@@ -1,0 +1,259 @@
+"""Rollouts driven by the simulated work agents (sandbox.simulation), with a watch-driven monitor
+that checks the rollout's bounds at every single ManifestWork change, and restart safety."""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS
+from controllers.workset.names import MWRS_LABEL, PLACEMENT_NAME_LABEL
+from tests.integration.test_workset_env import (
+    CONFIGMAP_TEMPLATE,
+    Env,
+    WorkMonitor,
+    condition,
+    holds_for,
+    summary,
+    wait_for,
+)
+
+pytestmark = pytest.mark.integration
+
+FLEET = 56
+PROFILE: JSON = {
+    "defaults": {"mode": "rollout", "applyDelay": "50ms", "progressDuration": "150ms", "outcome": "Succeeded"},
+    "clusters": [
+        {"name": ["cluster51", "cluster52"], "outcome": "Degraded", "message": "image pull back-off"},
+        {"name": ["cluster55", "cluster56"], "mode": "faithful"},
+    ],
+}
+RELIABLE = [f"cluster{i}" for i in range(1, 51)]
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """A private hub with simulated clusters cluster1..cluster56 and the workset operator."""
+    environment = Env(tmp_path_factory.mktemp("workset-agents"))
+    try:
+        environment.simulate(FLEET, PROFILE)
+        environment.operator.start()
+        yield environment
+    finally:
+        environment.close()
+
+
+def done(work: JSON) -> bool:
+    """The simulated agent reported success for the work's current generation."""
+    generation = work["metadata"].get("generation")
+    for cond in (work.get("status") or {}).get("conditions") or []:
+        if cond["type"] == "Progressing":
+            return bool(cond["status"] == "False" and cond.get("observedGeneration") == generation)
+    return False
+
+
+def owned_by(owner: str) -> Callable[[JSON], bool]:
+    return lambda w: (w["metadata"].get("labels") or {}).get(MWRS_LABEL) == owner
+
+
+def one_work_per_cluster(owner: str) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+    mine = owned_by(owner)
+
+    def check(works: dict[tuple[str, str], JSON]) -> str | None:
+        pairs = Counter(
+            (w["metadata"]["namespace"], w["metadata"]["labels"].get(PLACEMENT_NAME_LABEL))
+            for w in works.values()
+            if mine(w)
+        )
+        doubled = [pair for pair, count in pairs.items() if count > 1]
+        return f"two works for {doubled}" if doubled else None
+
+    return check
+
+
+def in_flight_at_most(owner: str, bound: int, current: Callable[[JSON], bool] = lambda w: True) \
+        -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+    mine = owned_by(owner)
+
+    def check(works: dict[tuple[str, str], JSON]) -> str | None:
+        flying = sorted(w["metadata"]["namespace"] for w in works.values() if mine(w) and current(w) and not done(w))
+        return f"{len(flying)} works in flight (bound {bound}): {flying}" if len(flying) > bound else None
+
+    return check
+
+
+def start_monitor(env: Env, *checks: Callable[[dict[tuple[str, str], JSON]], str | None]) -> WorkMonitor:
+    monitor = WorkMonitor(env.kubeconfig, checks=list(checks))
+    monitor.start()
+    return monitor
+
+
+def rollout(env: Env, name: str, clusters: list[str], strategy: JSON,
+            groups: list[list[str]] | None = None, template: JSON | None = None) -> str:
+    ns = env.namespace(env.unique("agents"))
+    env.placement(ns, "rollout", groups or [clusters])
+    env.mwrs(ns, name, [{"name": "rollout", "rolloutStrategy": strategy}], template=template)
+    return ns
+
+
+def complete(env: Env, ns: str, name: str, timeout: float = 60) -> JSON:
+    return wait_for(
+        lambda: (m := env.get_mwrs(ns, name)) and condition(m, "PlacementRolledOut") == ("True", "Complete") and m,
+        timeout=timeout,
+        what="PlacementRolledOut Complete",
+    )
+
+
+def test_progressive_never_exceeds_max_concurrency(agents: Env) -> None:
+    clusters = RELIABLE[:20]
+    ns_name = agents.unique("agents")
+    owner = f"{ns_name}.web"
+    monitor = start_monitor(agents, in_flight_at_most(owner, 3), one_work_per_cluster(owner))
+    try:
+        agents.namespace(ns_name)
+        agents.placement(ns_name, "rollout", [clusters])
+        agents.mwrs(ns_name, "web", [{"name": "rollout", "rolloutStrategy": {
+            "type": "Progressive", "progressive": {"maxConcurrency": 3}}}])
+        final = complete(agents, ns_name, "web")
+    finally:
+        monitor.stop()
+    assert monitor.violations == []
+    assert summary(final)["total"] == 20
+    assert len(agents.events(ns_name, "RolloutWaveStarted")) >= 7
+
+
+def test_progressive_per_group_never_starts_a_group_early(agents: Env) -> None:
+    groups = [RELIABLE[20:23], RELIABLE[23:27], RELIABLE[27:30]]
+    ns_name = agents.unique("agents")
+    owner = f"{ns_name}.web"
+    group_of = {c: i for i, g in enumerate(groups) for c in g}
+
+    def ordered(works: dict[tuple[str, str], JSON]) -> str | None:
+        mine = [w for w in works.values() if owned_by(owner)(w)]
+        for work in mine:
+            index = group_of[work["metadata"]["namespace"]]
+            unfinished = [w["metadata"]["namespace"] for w in mine
+                          if group_of[w["metadata"]["namespace"]] < index and not done(w)]
+            earlier_missing = [c for g in groups[:index] for c in g
+                               if c not in {w["metadata"]["namespace"] for w in mine}]
+            if unfinished or earlier_missing:
+                return f"group {index} started before {unfinished or earlier_missing} finished"
+        return None
+
+    monitor = start_monitor(agents, ordered)
+    try:
+        agents.namespace(ns_name)
+        agents.placement(ns_name, "rollout", groups)
+        agents.mwrs(ns_name, "web", [{"name": "rollout", "rolloutStrategy": {"type": "ProgressivePerGroup"}}])
+        complete(agents, ns_name, "web")
+    finally:
+        monitor.stop()
+    assert monitor.violations == []
+
+
+def test_failures_beyond_max_failures_stop_the_rollout(agents: Env) -> None:
+    clusters = ["cluster51", "cluster52", "cluster53", "cluster54"]
+    ns = rollout(agents, "web", clusters, {"type": "Progressive",
+                                            "progressive": {"maxConcurrency": 2, "maxFailures": 1}})
+    events = wait_for(lambda: agents.events(ns, "MaxFailuresBreached"), what="breach event")
+    assert "cluster51" in events[0]["message"] and "image pull back-off" in events[0]["message"]
+    holds_for(lambda: agents.clusters_with_works(ns, "web") == ["cluster51", "cluster52"], 1.0,
+              what="no new works after the breach")
+    assert condition(agents.get_mwrs(ns, "web"), "PlacementRolledOut") == ("False", "Progressing")
+
+
+def test_real_agent_without_condition_rules_completes(agents: Env) -> None:
+    """MWRS.md scenario 22 with improvement 1: OCM's agent writes no Progressing, yet the rollout
+    completes (OCM would stay at PlacementRolledOut False forever)."""
+    ns = rollout(agents, "web", ["cluster55", "cluster56"], {"type": "Progressive",
+                                                              "progressive": {"maxConcurrency": 1}})
+    final = complete(agents, ns, "web")
+    assert summary(final) == {"total": 2, "applied": 2, "available": 2, "progressing": 0, "degraded": 0,
+                              "desiredTotal": 0, "updated": 0}
+    assert condition(final, "ManifestworkApplied") == ("True", "AsExpected")
+    for work in agents.works_of(ns, "web"):
+        assert not any(c["type"] == "Progressing" for c in work["status"]["conditions"])
+
+
+def test_template_change_rolls_out_in_batches_under_the_same_names(agents: Env) -> None:
+    clusters = RELIABLE[30:40]
+    ns = rollout(agents, "web", clusters, {"type": "Progressive", "progressive": {"maxConcurrency": 3}})
+    complete(agents, ns, "web")
+    names = {w["metadata"]["namespace"]: w["metadata"]["name"] for w in agents.works_of(ns, "web")}
+    new_template = copy.deepcopy(CONFIGMAP_TEMPLATE)
+    new_template["workload"]["manifests"][0]["data"]["version"] = "2"
+
+    def is_new(work: JSON) -> bool:
+        return bool(work["spec"]["workload"]["manifests"][0]["data"]["version"] == "2")
+
+    monitor = start_monitor(agents, in_flight_at_most(f"{ns}.web", 3, is_new), one_work_per_cluster(f"{ns}.web"))
+    try:
+        agents.api.patch(MANIFEST_WORK_REPLICA_SETS, "web", {"spec": {"manifestWorkTemplate": new_template}}, ns)
+        wait_for(lambda: all(is_new(w) and done(w) for w in agents.works_of(ns, "web")), timeout=60,
+                 what="every work updated and done")
+        complete(agents, ns, "web")
+    finally:
+        monitor.stop()
+    assert monitor.violations == []
+    assert {w["metadata"]["namespace"]: w["metadata"]["name"] for w in agents.works_of(ns, "web")} == names
+
+
+# --- restart safety ------------------------------------------------------------------------------------
+
+
+def _shape(env: Env, ns: str, name: str) -> dict[str, Any]:
+    """What must be identical between an uninterrupted and an interrupted rollout."""
+    mwrs = env.get_mwrs(ns, name)
+    assert mwrs is not None
+    status = mwrs["status"]
+    works = env.works_of(ns, name)
+    return {
+        "summary": status["summary"],
+        "conditions": sorted((c["type"], c["status"], c["reason"]) for c in status["conditions"]),
+        "placementSummary": status["placementSummary"],
+        "works": sorted(
+            (w["metadata"]["namespace"], w["metadata"]["labels"][PLACEMENT_NAME_LABEL], done(w),
+             w["spec"] == CONFIGMAP_TEMPLATE)
+            for w in works
+        ),
+    }
+
+
+def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None:
+    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+    steady_ns = rollout(agents, "fleet", RELIABLE, strategy)
+    complete(agents, steady_ns, "fleet", timeout=90)
+    expected = _shape(agents, steady_ns, "fleet")
+
+    ns_name = agents.unique("agents")
+    owner = f"{ns_name}.fleet"
+    monitor = start_monitor(agents, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
+    rng = random.Random(20260101)
+    kills_mid_rollout = 0
+    try:
+        agents.namespace(ns_name)
+        agents.placement(ns_name, "rollout", [RELIABLE])
+        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": strategy}])
+        for _ in range(40):
+            # Let it run for a random moment (mid-write, mid-wave, idle), then kill it: a pause on
+            # purpose, not a wait for a condition.
+            time.sleep(rng.uniform(0.05, 0.5))
+            works = agents.works_of(ns_name, "fleet")
+            finished = len(works) == len(RELIABLE) and all(done(w) for w in works)
+            agents.operator.kill()
+            agents.operator.start()
+            if finished:
+                break
+            kills_mid_rollout += 1
+        complete(agents, ns_name, "fleet", timeout=90)
+    finally:
+        monitor.stop()
+    assert monitor.violations == []
+    assert kills_mid_rollout >= 10
+    assert _shape(agents, ns_name, "fleet") == expected
