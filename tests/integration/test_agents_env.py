@@ -24,6 +24,7 @@ from controllers.runtime.operator import load_client
 from sandbox.server import HubThread
 from sandbox.sim_profile import parse_profile
 from sandbox.simulation import SimEvent, Simulation
+from tests.integration.conftest import wait_until
 
 WORK = ("work.open-cluster-management.io", "v1", "manifestworks")
 CLUSTER = ("cluster.open-cluster-management.io", "v1", "managedclusters")
@@ -110,7 +111,7 @@ class Recorder:
 
     def _run(self) -> None:
         group, version, plural = WORK
-        listed = self.api.list_namespaced_custom_object(group, version, self.namespace, plural)
+        listed: dict[str, Any] = self.api.list_namespaced_custom_object(group, version, self.namespace, plural)  # type: ignore[assignment]
         rv = listed["metadata"]["resourceVersion"]
         self._started.set()
         try:
@@ -194,6 +195,13 @@ def get_work(api: Any, namespace: str, name: str) -> dict[str, Any] | None:
             return None
         raise
     return result
+
+
+def until(check: Callable[[], Any], *, timeout: float = 20, message: str) -> dict[str, Any]:
+    """Wait for ``check`` to return an object (a dict) and return it."""
+    value = wait_until(check, timeout=timeout, message=message)
+    assert isinstance(value, dict), f"{message}: got {value!r}"
+    return value
 
 
 def get_cluster(api: Any, name: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ the built-in taints, cluster sets and bindings, and restarts."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import kubernetes
@@ -29,6 +30,10 @@ def available(api: Any, name: str) -> str | None:
     return None if cond is None else str(cond["status"])
 
 
+def is_available(api: Any, name: str) -> bool:
+    return available(api, name) == "True"
+
+
 def taint_keys(api: Any, name: str) -> list[str]:
     return [t["key"] for t in get_cluster(api, name)["spec"].get("taints") or []]
 
@@ -36,7 +41,7 @@ def taint_keys(api: Any, name: str) -> list[str]:
 def test_fleet_is_registered_and_available(start_sim: Any, sim_api: Any) -> None:
     start_sim(clusters=3)
     for name in ("cluster1", "cluster2", "cluster3"):
-        wait_until(lambda n=name: available(sim_api, n) == "True", timeout=20, message=f"{name} available")
+        wait_until(partial(is_available, sim_api, name), timeout=20, message=f"{name} available")
     cluster = get_cluster(sim_api, "cluster2")
     summary = {t: (c["status"], c["reason"]) for t, c in conditions(cluster).items()}
     assert summary == {
@@ -58,8 +63,8 @@ def test_cluster_namespaces_and_leases_exist(start_sim: Any, sim_hub: Any, clien
     lease = wait_until(
         lambda: coordination.list_namespaced_lease("cluster2").items, timeout=20, message="lease of cluster2"
     )[0]
-    assert lease.metadata.name == "managed-cluster-lease"
-    assert lease.spec.renew_time is not None
+    assert lease.metadata is not None and lease.metadata.name == "managed-cluster-lease"
+    assert lease.spec is not None and lease.spec.renew_time is not None
 
 
 def test_sets_and_bindings(start_sim: Any, sim_api: Any) -> None:
@@ -72,7 +77,7 @@ def test_sets_and_bindings(start_sim: Any, sim_api: Any) -> None:
         return None if cond is None else (cond["status"], cond["reason"], cond["message"])
 
     for name in ("default", "global"):
-        assert wait_until(lambda n=name: set_condition(n), timeout=20, message=f"{name} set status") == (
+        assert wait_until(partial(set_condition, name), timeout=20, message=f"{name} set status") == (
             "False",
             "ClustersSelected",
             "2 ManagedClusters selected",

@@ -7,6 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import kubernetes
 import pytest
 
 from tests.integration.conftest import wait_until
@@ -23,6 +24,7 @@ from tests.integration.test_agents_env import (
     sim_api,
     sim_hub,
     start_sim,
+    until,
 )
 
 pytestmark = pytest.mark.integration
@@ -57,7 +59,7 @@ def recorder(sim_hub: Any, client_for: Any) -> Any:
 def test_finalizer_comes_before_any_status(start_sim: Any, sim_api: Any, recorder: Recorder) -> None:
     start_sim()
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    until(settled(sim_api, "w"), timeout=20, message="work settled")
     versions = recorder.of("w")
     first_status = next(i for i, v in enumerate(versions) if (v.get("status") or {}).get("conditions"))
     first_finalized = next(i for i, v in enumerate(versions) if FINALIZER in (v["metadata"].get("finalizers") or []))
@@ -69,7 +71,7 @@ def test_first_status_write_carries_applied_available_and_progressing(
 ) -> None:
     start_sim()
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    until(settled(sim_api, "w"), timeout=20, message="work settled")
     first = next(v for v in recorder.of("w") if (v.get("status") or {}).get("conditions"))
     summary = {t: (c["status"], c.get("observedGeneration")) for t, c in conditions(first).items()}
     assert summary == {"Applied": ("True", 1), "Available": ("True", 1), "Progressing": ("True", 1)}
@@ -79,12 +81,12 @@ def test_first_status_write_carries_applied_available_and_progressing(
 def test_success_flips_progressing_and_keeps_applied_transition_time(start_sim: Any, sim_api: Any) -> None:
     start_sim()
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    first = wait_until(
+    first = until(
         lambda: (w := get_work(sim_api, "cluster1", "w")) and "Applied" in conditions(w) and w,
         timeout=20,
         message="first status",
     )
-    done = wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    done = until(settled(sim_api, "w"), timeout=20, message="work settled")
     progressing = conditions(done)["Progressing"]
     assert (progressing["status"], progressing["reason"]) == ("False", "Completed")
     assert conditions(done)["Applied"]["lastTransitionTime"] == conditions(first)["Applied"]["lastTransitionTime"]
@@ -94,14 +96,14 @@ def test_success_flips_progressing_and_keeps_applied_transition_time(start_sim: 
 def test_spec_update_keeps_old_generation_until_applied(start_sim: Any, sim_api: Any, recorder: Recorder) -> None:
     start_sim(profile={"defaults": {"applyDelay": "1500ms", "progressDuration": "300ms"}})
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    wait_until(settled(sim_api, "w"), timeout=20, message="generation 1 settled")
+    until(settled(sim_api, "w"), timeout=20, message="generation 1 settled")
     group, version, plural = WORK
     updated = copy.deepcopy(CONFIGMAP)
     updated["data"] = {"a": "c"}
     sim_api.patch_namespaced_custom_object(
         group, version, "cluster1", plural, "w", {"spec": {"workload": {"manifests": [updated]}}}
     )
-    done = wait_until(
+    done = until(
         lambda: (w := settled(sim_api, "w")()) and w["metadata"]["generation"] == 2 and w,
         timeout=20,
         message="generation 2 settled",
@@ -118,7 +120,7 @@ def test_spec_update_keeps_old_generation_until_applied(start_sim: Any, sim_api:
 def test_degraded_outcome_reports_progressing_and_degraded(start_sim: Any, sim_api: Any) -> None:
     start_sim(profile={"defaults": {**FAST, "outcome": "Degraded", "message": "probe failed"}})
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    done = wait_until(settled(sim_api, "w"), timeout=20, message="work failed")
+    done = until(settled(sim_api, "w"), timeout=20, message="work failed")
     summary = {t: (c["status"], c["reason"], c.get("observedGeneration")) for t, c in conditions(done).items()}
     assert summary["Progressing"] == ("True", "Applying", 1)
     assert summary["Degraded"] == ("True", "ApplyFailed", 1)
@@ -128,7 +130,7 @@ def test_degraded_outcome_reports_progressing_and_degraded(start_sim: Any, sim_a
 def test_apply_failure_reports_applied_false(start_sim: Any, sim_api: Any) -> None:
     start_sim(profile={"defaults": {**FAST, "outcome": "ApplyFailed", "message": "denied"}})
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    done = wait_until(settled(sim_api, "w"), timeout=20, message="work failed")
+    done = until(settled(sim_api, "w"), timeout=20, message="work failed")
     manifest = done["status"]["resourceStatus"]["manifests"][0]
     applied = {c["type"]: c for c in manifest["conditions"]}["Applied"]
     assert (applied["status"], applied["message"]) == ("False", "Failed to apply manifest: denied")
@@ -139,8 +141,8 @@ def test_profile_outcome_per_cluster(start_sim: Any, sim_api: Any) -> None:
     start_sim(clusters=2, profile={"defaults": FAST, "clusters": [{"name": "cluster2", "outcome": "Degraded"}]})
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
     create_work(sim_api, "cluster2", "w", CONFIGMAP)
-    one = wait_until(settled(sim_api, "w", "cluster1"), timeout=20, message="cluster1 settled")
-    two = wait_until(settled(sim_api, "w", "cluster2"), timeout=20, message="cluster2 settled")
+    one = until(settled(sim_api, "w", "cluster1"), timeout=20, message="cluster1 settled")
+    two = until(settled(sim_api, "w", "cluster2"), timeout=20, message="cluster2 settled")
     assert "Degraded" not in conditions(one)
     assert conditions(two)["Degraded"]["status"] == "True"
 
@@ -155,7 +157,7 @@ def test_well_known_status_feedback(start_sim: Any, sim_api: Any) -> None:
         ],
     }
     create_work(sim_api, "cluster1", "w", DEPLOYMENT, manifestConfigs=[config])
-    done = wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    done = until(settled(sim_api, "w"), timeout=20, message="work settled")
     manifest = done["status"]["resourceStatus"]["manifests"][0]
     values = {v["name"]: v["fieldValue"] for v in manifest["statusFeedback"]["values"]}
     assert values == {
@@ -171,7 +173,7 @@ def test_well_known_status_feedback(start_sim: Any, sim_api: Any) -> None:
 def test_faithful_mode_reports_no_progressing(start_sim: Any, sim_api: Any) -> None:
     start_sim(profile={"defaults": {**FAST, "mode": "faithful"}})
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    work = wait_until(
+    work = until(
         lambda: (w := get_work(sim_api, "cluster1", "w")) and "Available" in conditions(w) and w,
         timeout=20,
         message="status written",
@@ -182,7 +184,7 @@ def test_faithful_mode_reports_no_progressing(start_sim: Any, sim_api: Any) -> N
 def test_deleted_work_is_released(start_sim: Any, sim_api: Any) -> None:
     start_sim()
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    until(settled(sim_api, "w"), timeout=20, message="work settled")
     group, version, plural = WORK
     sim_api.delete_namespaced_custom_object(group, version, "cluster1", plural, "w")
     wait_until(lambda: get_work(sim_api, "cluster1", "w") is None, timeout=20, message="work gone")
@@ -191,25 +193,24 @@ def test_deleted_work_is_released(start_sim: Any, sim_api: Any) -> None:
 def test_restarted_simulation_leaves_a_settled_work_alone(start_sim: Any, sim_api: Any, sim_hub: Any) -> None:
     first = start_sim()
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    done = wait_until(settled(sim_api, "w"), timeout=20, message="work settled")
+    done = until(settled(sim_api, "w"), timeout=20, message="work settled")
     first.stop()
     second = start_sim()
     assert second is not first
     create_work(sim_api, "cluster1", "probe", CONFIGMAP)
-    wait_until(settled(sim_api, "probe"), timeout=20, message="the new simulation is working")
+    until(settled(sim_api, "probe"), timeout=20, message="the new simulation is working")
     after = get_work(sim_api, "cluster1", "w")
     assert after is not None
     assert after["metadata"]["resourceVersion"] == done["metadata"]["resourceVersion"]
 
 
 def test_work_outside_simulated_clusters_is_ignored(start_sim: Any, sim_api: Any, sim_hub: Any, client_for: Any) -> None:
-    import kubernetes
-
-    kubernetes.client.CoreV1Api(client_for(sim_hub)).create_namespace({"metadata": {"name": "elsewhere"}})
+    namespace = kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="elsewhere"))
+    kubernetes.client.CoreV1Api(client_for(sim_hub)).create_namespace(namespace)
     sim = start_sim(clusters=1)
     create_work(sim_api, "elsewhere", "w", CONFIGMAP)
     create_work(sim_api, "cluster1", "w", CONFIGMAP)
-    wait_until(settled(sim_api, "w"), timeout=20, message="cluster1 work settled")
+    until(settled(sim_api, "w"), timeout=20, message="cluster1 work settled")
     foreign = get_work(sim_api, "elsewhere", "w")
     assert foreign is not None and not foreign.get("status") and not foreign["metadata"].get("finalizers")
     assert isinstance(sim, SimThread)
