@@ -124,10 +124,14 @@ def resolve_clusters(
     return valid, eligible, available
 
 
-def schedule(placement: Placement, snapshot: Snapshot, now: datetime) -> ScheduleResult:
-    """Schedule one Placement against one snapshot at ``now``."""
+def schedule(placement: Placement, snapshot: Snapshot, now: datetime, *, honour_skip: bool = True) -> ScheduleResult:
+    """Schedule one Placement against one snapshot at ``now``.
+
+    ``honour_skip=False`` schedules even a deleting or disabled Placement (the debug endpoint
+    does, as OCM's debugger calls the scheduler directly).
+    """
     result = ScheduleResult(placement=placement)
-    result.skipped = skip_reason(placement)
+    result.skipped = skip_reason(placement) if honour_skip else None
     if result.skipped is not None:
         return result
     try:

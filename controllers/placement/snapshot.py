@@ -158,23 +158,6 @@ class Snapshot:
         self._members[set_name] = members
         return members
 
-    def sets_of_cluster(self, labels: Mapping[str, str]) -> list[str]:
-        """Names of the sets a cluster with these labels belongs to (invalid sets skipped)."""
-        out = []
-        for name, cluster_set in sorted(self.cluster_sets.items()):
-            selector = cluster_set.spec.cluster_selector
-            if selector.selector_type in ("ExclusiveClusterSetLabel", ""):
-                if labels.get(CLUSTER_SET_LABEL) == name:
-                    out.append(name)
-            elif selector.selector_type == "LabelSelector" and selector.label_selector is not None:
-                try:
-                    compiled = compile_label_selector(selector.label_selector)
-                except SelectorError:
-                    continue
-                if compiled.matches(labels):
-                    out.append(name)
-        return out
-
     # -- decisions --------------------------------------------------------------------------
     def decisions_of(self, namespace: str, placement: str) -> list[PlacementDecision]:
         """The PlacementDecisions labelled with this placement in its namespace, by name."""
