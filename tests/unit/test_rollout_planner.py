@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from controllers.rollout import ClusterRolloutStatus, DecisionGroup, RolloutStatus, plan_rollout
+import pytest
+
+from controllers.rollout import (
+    ClusterRolloutStatus,
+    DecisionGroup,
+    RolloutStatus,
+    decode_strategy,
+    plan_rollout,
+)
 from controllers.rollout.wire import encode_plan, plan_document
 
 NOW_DT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -660,3 +668,40 @@ def test_largest_go_duration_as_min_success_time_means_no_soak() -> None:
 def test_planning_is_repeatable_with_the_same_inputs() -> None:
     args = (prog(maxConcurrency=2), [grp(0, "a", "b", "c")], [rep("b", "Progressing", -MIN)])
     assert run(*args) == run(*args)
+
+
+def test_a_cluster_in_several_groups_is_labelled_with_the_lowest_index() -> None:
+    out = run(all_(), [grp(1, "a", name="late"), grp(0, "a", name="early")], [rep("a", "Progressing")])
+    assert (entry(out, "a")["groupName"], entry(out, "a")["groupIndex"]) == ("early", 0)
+
+
+# --- the Python API -------------------------------------------------------------------------------
+
+
+def test_python_api_accepts_status_names_and_nanosecond_times() -> None:
+    ltt_ns = int((NOW_DT - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds()) * 1_000_000_000 - 60_000_000_000
+    result = plan_rollout(
+        {"type": "Progressive", "progressive": {"minSuccessTime": "5m"}},
+        [DecisionGroup(group_name="g", group_index=0, clusters={"a", "b"})],
+        [ClusterRolloutStatus("a", "Succeeded", ltt_ns)],  # type: ignore[arg-type]
+        NOW_DT,
+    )
+    (soaking, new) = result.clusters_to_rollout
+    assert (soaking.cluster_name, soaking.status, soaking.recheck_time_ns) == (
+        "a",
+        RolloutStatus.SUCCEEDED,
+        ltt_ns + 300_000_000_000,
+    )
+    assert (new.cluster_name, new.status, new.last_transition_time) == ("b", RolloutStatus.TO_APPLY, None)
+
+
+def test_python_api_rejects_unknown_status_names() -> None:
+    with pytest.raises(ValueError):
+        ClusterRolloutStatus("a", "Done")  # type: ignore[arg-type]
+
+
+def test_python_api_accepts_a_decoded_strategy() -> None:
+    strategy = decode_strategy({"type": "Progressive", "progressive": {"maxConcurrency": 1}})
+    result = plan_rollout(strategy, [DecisionGroup(group_index=0, clusters=["b", "a"])], [], NOW_DT)
+    assert [item.cluster_name for item in result.clusters_to_rollout] == ["a"]
+    assert result.strategy is strategy
