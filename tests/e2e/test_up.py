@@ -1,0 +1,181 @@
+"""`ocm-rollout up` as a user runs it: a subprocess, its kubeconfig, kubectl and the official
+client against it, Ctrl-C, and a restart with --data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kubernetes
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+OCM_ROLLOUT = BIN / "ocm-rollout"
+KUBECTL = BIN / "kubectl"
+T = TypeVar("T")
+
+
+def eventually(check: Callable[[], T], *, timeout: float = 30, message: str) -> T:
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+        except Exception as exc:  # the server may not answer yet
+            last = exc
+            value = None
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {message} (last error: {last!r})")
+
+
+class Up:
+    """A running `ocm-rollout up` subprocess."""
+
+    def __init__(self, tmp: Path, *args: str) -> None:
+        self.kubeconfig = tmp / "kube" / "config"
+        self.log = (tmp / f"up-{time.monotonic_ns()}.log").open("w+")
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        self.process = subprocess.Popen(
+            [str(OCM_ROLLOUT), "up", "--port", "0", "--kubeconfig", str(self.kubeconfig), *args],
+            cwd=tmp,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def wait_kubeconfig(self) -> Path:
+        eventually(
+            lambda: self.process.poll() is None and self.kubeconfig.exists() and self.kubeconfig.stat().st_size > 0,
+            message=f"the kubeconfig (output so far: {self.output()!r})",
+        )
+        return self.kubeconfig
+
+    def interrupt(self, timeout: float = 30) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.log.close()
+
+
+@pytest.fixture
+def start_up(tmp_path: Path) -> Iterator[Callable[..., Up]]:
+    started: list[Up] = []
+
+    def start(*args: str) -> Up:
+        up = Up(tmp_path, *args)
+        started.append(up)
+        return up
+
+    yield start
+    for up in started:
+        up.kill()
+
+
+def clusters_api(kubeconfig: Path) -> Any:
+    return kubernetes.client.CustomObjectsApi(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
+
+
+def available_clusters(api: Any) -> list[str]:
+    items = api.list_cluster_custom_object("cluster.open-cluster-management.io", "v1", "managedclusters")["items"]
+    out = []
+    for item in items:
+        for cond in (item.get("status") or {}).get("conditions") or []:
+            if cond["type"] == "ManagedClusterConditionAvailable" and cond["status"] == "True":
+                out.append(item["metadata"]["name"])
+    return sorted(out)
+
+
+def test_up_serves_available_clusters_and_stops_cleanly_on_ctrl_c(start_up: Callable[..., Up]) -> None:
+    up = start_up("--clusters", "3")
+    kubeconfig = up.wait_kubeconfig()
+    assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
+    api = clusters_api(kubeconfig)
+    names = eventually(lambda: available_clusters(api) == ["cluster1", "cluster2", "cluster3"], message="3 available")
+    assert names
+    kubectl = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "get", "managedclusters"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert kubectl.returncode == 0, kubectl.stderr
+    lines = kubectl.stdout.splitlines()
+    assert lines[0].split()[:2] == ["NAME", "HUB"]
+    assert [line.split()[0] for line in lines[1:]] == ["cluster1", "cluster2", "cluster3"]
+    assert up.interrupt() == 0, up.output()
+    output = up.output()
+    assert f"export KUBECONFIG={kubeconfig}" in output
+    assert "Traceback" not in output
+
+
+def test_restart_with_data_keeps_the_clusters(start_up: Callable[..., Up], tmp_path: Path) -> None:
+    data = tmp_path / "hub.db"
+    first = start_up("--clusters", "2", "--data", str(data), "--controllers", "none")
+    api = clusters_api(first.wait_kubeconfig())
+    eventually(lambda: len(available_clusters(api)) == 2, message="2 available")
+    uids = {
+        c["metadata"]["name"]: c["metadata"]["uid"]
+        for c in api.list_cluster_custom_object("cluster.open-cluster-management.io", "v1", "managedclusters")["items"]
+    }
+    assert first.interrupt() == 0, first.output()
+    first.kubeconfig.unlink()
+
+    second = start_up("--clusters", "2", "--data", str(data), "--controllers", "none")
+    api = clusters_api(second.wait_kubeconfig())
+    eventually(lambda: len(available_clusters(api)) == 2, message="2 available after the restart")
+    again = {
+        c["metadata"]["name"]: c["metadata"]["uid"]
+        for c in api.list_cluster_custom_object("cluster.open-cluster-management.io", "v1", "managedclusters")["items"]
+    }
+    assert again == uids
+    assert second.interrupt() == 0, second.output()
+
+
+def test_sigterm_also_stops_cleanly(start_up: Callable[..., Up]) -> None:
+    up = start_up("--clusters", "1", "--controllers", "none")
+    api = clusters_api(up.wait_kubeconfig())
+    eventually(lambda: available_clusters(api) == ["cluster1"], message="cluster1 available")
+    up.process.send_signal(signal.SIGTERM)
+    assert up.process.wait(30) == 0, up.output()
+
+
+def test_a_bad_profile_is_a_one_line_error(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("clusters:\n- name: cluster1\n  outcome: Exploded\n")
+    result = subprocess.run(
+        [str(OCM_ROLLOUT), "up", "--profile", str(profile), "--kubeconfig", str(tmp_path / "kc")],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert "clusters[0].outcome: 'Exploded' is not one of" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "kc").exists()
+
+
+def test_negative_cluster_count_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(OCM_ROLLOUT), "up", "--clusters", "-1"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert "--clusters: must be 0 or more" in result.stderr
