@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from controllers.runtime import health, leader, metrics, operator, registry
 from controllers.runtime import logging as runtime_logging
@@ -41,7 +41,6 @@ class RunConfig:
     health_address: tuple[str, int] | None
     metrics_address: tuple[str, int] | None
     debug_address: tuple[str, int] | None
-    extras: dict[str, object] = field(default_factory=dict)
 
 
 def _seconds(text: str) -> float:
@@ -297,7 +296,7 @@ def _start_operator(config: RunConfig, state: health.RunState, stop: asyncio.Eve
                 namespaces=config.namespaces,
                 stop=stop,
                 ready=ready,
-                extras=config.extras,
+                extras={},  # fresh per run: controllers publish into it during setup
                 debug_address=config.debug_address,
             )
         finally:
