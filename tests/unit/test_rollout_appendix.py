@@ -142,3 +142,19 @@ def test_surprise_reported_time_out_in_a_mandatory_group_skips_the_later_mandato
     out = run(strategy, [grp(0, "a"), grp(1, "b"), grp(2, "c")], [rep("a", "TimeOut")])
     assert names(out) == ["c"]
     assert out["maxFailureBreach"] is False
+
+
+def test_surprise_with_mandatory_groups_a_timed_out_cluster_anywhere_holds_the_rollout() -> None:
+    # The mandatory walk judges every reported cluster; a non-mandatory cluster past its deadline
+    # lands in its timed-out list, so the mandatory phase answers on every plan, whatever
+    # maxFailures tolerates. Without mandatory groups the same failure is tolerated.
+    groups = [grp(0, "a", name="m"), grp(1, "b", "c")]
+    existing = [rep("a", "Succeeded", -60 * MIN), rep("b", "Failed", -60 * MIN)]
+    held = run(
+        prog(maxFailures=1, progressDeadline="10m", mandatoryDecisionGroups=[{"groupName": "m"}]),
+        groups,
+        existing,
+    )
+    assert (names(held), names(held, "clustersTimeOut")) == ([], ["b"])
+    free = run(prog(maxFailures=1, progressDeadline="10m"), groups, existing)
+    assert (names(free), names(free, "clustersTimeOut")) == (["c"], ["b"])
