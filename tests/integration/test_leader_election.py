@@ -24,8 +24,8 @@ from tests.integration.test_run_helpers import (  # noqa: F401  (fixtures)
     STARTUP_TIMEOUT,
     Hub,
     RunProcess,
-    hub_fixture,
     processes_fixture,
+    run_hub_fixture,
     start_run,
     wait_until,
 )
@@ -130,8 +130,9 @@ def configmap_writes(hub: Hub, user: str) -> set[str]:
 
 
 def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_duration(
-    hub: Hub, processes: list[RunProcess]
+    run_hub: Hub, processes: list[RunProcess]
 ) -> None:
+    hub = run_hub
     a = start_candidate(hub, "proc-a", processes)
     b = start_candidate(hub, "proc-b", processes)
     first = wait_until(lambda: holder(hub), STARTUP_TIMEOUT, "a leader")
@@ -164,7 +165,10 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
     assert configmap_writes(hub, standby.name) == set(after)
 
 
-def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(hub: Hub, processes: list[RunProcess]) -> None:
+def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(
+    run_hub: Hub, processes: list[RunProcess]
+) -> None:
+    hub = run_hub
     a = start_candidate(hub, "proc-a", processes)
     wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
     wait_until(lambda: a.logged("operator started"), STARTUP_TIMEOUT, "the operator")
@@ -173,7 +177,10 @@ def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(hub: Hub, proce
     assert a.logged("lease released")
 
 
-def test_released_lease_is_taken_over_without_waiting_for_expiry(hub: Hub, processes: list[RunProcess]) -> None:
+def test_released_lease_is_taken_over_without_waiting_for_expiry(
+    run_hub: Hub, processes: list[RunProcess]
+) -> None:
+    hub = run_hub
     a = start_candidate(hub, "proc-a", processes, "--lease-duration", "60", "--renew-deadline", "40")
     wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
     b = start_candidate(hub, "proc-b", processes, "--lease-duration", "60", "--renew-deadline", "40")
@@ -184,9 +191,12 @@ def test_released_lease_is_taken_over_without_waiting_for_expiry(hub: Hub, proce
     assert time.monotonic() - stopped_at < 30  # far below the 60 s lease duration
 
 
-def test_standby_is_ready_and_says_who_leads(hub: Hub, processes: list[RunProcess]) -> None:
+def test_standby_is_ready_and_says_who_leads(
+    run_hub: Hub, processes: list[RunProcess]
+) -> None:
     import urllib.request
 
+    hub = run_hub
     a = start_candidate(hub, "proc-a", processes)
     wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
     b = start_candidate(hub, "proc-b", processes)

@@ -75,28 +75,39 @@ class Hub:
         return [r for r in everything if r.user == user]
 
 
+USERS = ("proc-a", "proc-b", "proc-c")
+
+
+def _tokens() -> dict[str, str]:
+    return {f"token-{name}-{os.getpid()}": name for name in USERS}
+
+
+def _with_users(handle: Any, directory: Path, tokens: dict[str, str]) -> Hub:
+    found = Hub(handle=handle, directory=directory)
+    admin = handle.kubeconfig or handle.write_kubeconfig(directory / "admin.kubeconfig")
+    found.users["admin"] = Path(admin)
+    for token, name in tokens.items():
+        found.users[name] = kubeconfig_for(Path(admin), directory / f"{name}.kubeconfig", token)
+    return found
+
+
 @contextmanager
 def local_hub(directory: Path) -> Iterator[Hub]:
-    """A local hub recording every request, with users proc-a, proc-b and proc-c."""
+    """A local hub of its own (for module-scoped scenarios), recording every request."""
     server = pytest.importorskip("sandbox.server")
-    users = ("proc-a", "proc-b", "proc-c")
-    tokens = {f"token-{name}-{os.getpid()}": name for name in users}
-    handle = server.run_in_thread(record_requests=True, tokens=tokens)
+    tokens = _tokens()
+    handle = server.run_in_thread(kubeconfig=directory / "admin.kubeconfig", record_requests=True, tokens=tokens)
     try:
-        found = Hub(handle=handle, directory=directory)
-        admin = handle.write_kubeconfig(directory / "admin.kubeconfig")
-        found.users["admin"] = admin
-        for token, name in tokens.items():
-            found.users[name] = kubeconfig_for(admin, directory / f"{name}.kubeconfig", token)
-        yield found
+        yield _with_users(handle, directory, tokens)
     finally:
         handle.stop()
 
 
-@pytest.fixture(name="hub")
-def hub_fixture(tmp_path: Path) -> Iterator[Hub]:
-    with local_hub(tmp_path) as found:
-        yield found
+@pytest.fixture(name="run_hub")
+def run_hub_fixture(make_hub: Callable[..., Any], tmp_path: Path) -> Hub:
+    """A fresh hub from conftest's ``make_hub`` that records requests, with users proc-a/b/c."""
+    tokens = _tokens()
+    return _with_users(make_hub(record_requests=True, tokens=tokens), tmp_path, tokens)
 
 
 @dataclass
