@@ -327,7 +327,8 @@ class Env:
         return self.simulation.simulation.cluster_names()
 
     def close(self) -> None:
-        self.operator.stop()
+        # kopf's graceful stop waits for its watch streams; nothing is left to finish here.
+        self.operator.kill()
         if self.simulation is not None:
             self.simulation.stop()
         if self.own_hub:
