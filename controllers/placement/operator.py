@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -197,6 +198,8 @@ class PlacementController:
         self._topology: Topology | None = None
         self._placement_index: PlacementIndex | None = None
         self.tasks: list[asyncio.Task[None]] = []
+        # Passes per Placement key (for tests and troubleshooting).
+        self.passes: Counter[str] = Counter()
 
     # -- wiring ------------------------------------------------------------------------------
     def setup(self, registry: kopf.OperatorRegistry) -> None:
@@ -270,7 +273,8 @@ class PlacementController:
         """The current world (rebuilt only after a change)."""
         if self._snapshot is not None:
             return self._snapshot
-        assert self.clusters and self.sets and self.bindings and self.decisions and self.scores
+        assert self.clusters is not None and self.sets is not None and self.bindings is not None
+        assert self.decisions is not None and self.scores is not None
         clusters = [v for v in (self._cluster_view(b) for b in self.clusters) if v is not None]
         sets = [s for s in (self._parse(ManagedClusterSet, b) for b in self.sets) if s is not None]
         bindings = [s for s in (self._parse(ManagedClusterSetBinding, b) for b in self.bindings) if s is not None]
@@ -387,6 +391,7 @@ class PlacementController:
         assert self.informers is not None and self.placements is not None
         await self.informers.wait_synced()
         namespace, _, name = key.partition("/")
+        self.passes[key] += 1
         body = self.placements.get(name, namespace)
         if body is None:
             return None

@@ -1,0 +1,212 @@
+"""The environment of the placement controller's integration tests (no tests here).
+
+The session's local hub, the real placement operator (kopf, ``run_operator``) in a thread with
+one worker (so the queue is FIFO, which lets a test prove that a change re-queued nothing
+else), a synchronous client over the same kubeconfig, and builders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from controllers.runtime.kube import (
+    ADDON_PLACEMENT_SCORES,
+    EVENTS,
+    JSON,
+    MANAGED_CLUSTER_SET_BINDINGS,
+    MANAGED_CLUSTER_SETS,
+    MANAGED_CLUSTERS,
+    NAMESPACES,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+    Kube,
+    NotFound,
+    Resource,
+)
+from controllers.runtime.operator import load_client, run_operator
+
+T = TypeVar("T")
+SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
+
+
+class Api:
+    """Synchronous CRUD through the kubeconfig, as a user would do it."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        self.kube = Kube(load_client(kubeconfig))
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        try:
+            return self.kube.request_sync("GET", res.path(namespace, name))
+        except NotFound:
+            return None
+
+    def list(self, res: Resource, namespace: str | None = None, labels: str | None = None) -> list[JSON]:
+        query = {"labelSelector": labels} if labels else None
+        return list(self.kube.request_sync("GET", res.path(namespace), query=query).get("items") or [])
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return self.kube.request_sync("POST", res.path(namespace), body=body)
+
+    def patch(self, res: Resource, name: str, patch: JSON, namespace: str | None = None, sub: str | None = None) -> JSON:
+        return self.kube.request_sync(
+            "PATCH", res.path(namespace, name, sub), body=patch, content_type="application/merge-patch+json"
+        )
+
+    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
+        try:
+            self.kube.request_sync("DELETE", res.path(namespace, name))
+        except NotFound:
+            pass
+
+    # -- builders ------------------------------------------------------------------------------
+    def namespace(self, prefix: str) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        self.create(NAMESPACES, {"metadata": {"name": name}})
+        return name
+
+    def cluster_set(self, name: str) -> None:
+        self.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": name}, "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}}})
+
+    def binding(self, name: str, namespace: str) -> None:
+        self.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": name, "namespace": namespace}, "spec": {"clusterSet": name}}, namespace)
+
+    def cluster(
+        self,
+        name: str,
+        set_name: str,
+        labels: dict[str, str] | None = None,
+        memory: str | None = None,
+        taints: list[JSON] | None = None,
+    ) -> None:
+        self.create(
+            MANAGED_CLUSTERS,
+            {
+                "metadata": {"name": name, "labels": {SET_LABEL: set_name, **(labels or {})}},
+                "spec": {"hubAcceptsClient": True, "taints": taints or []},
+            },
+        )
+        if memory is not None:
+            self.set_memory(name, memory)
+
+    def set_memory(self, name: str, memory: str) -> None:
+        resources = {"cpu": "4", "memory": memory}
+        self.patch(MANAGED_CLUSTERS, name, {"status": {"allocatable": resources, "capacity": resources}}, sub="status")
+
+    def placement(self, name: str, namespace: str, spec: JSON) -> JSON:
+        return self.create(PLACEMENTS, {"metadata": {"name": name, "namespace": namespace}, "spec": spec}, namespace)
+
+    def score(self, cluster: str, name: str, values: dict[str, int]) -> None:
+        body = {"metadata": {"name": name, "namespace": cluster}}
+        if self.get(ADDON_PLACEMENT_SCORES, name, cluster) is None:
+            self.create(ADDON_PLACEMENT_SCORES, body, cluster)
+        self.patch(ADDON_PLACEMENT_SCORES, name, {"status": {"scores": [{"name": k, "value": v} for k, v in values.items()]}}, cluster, "status")
+
+    # -- reading -------------------------------------------------------------------------------
+    def decisions(self, placement: str, namespace: str) -> list[JSON]:
+        items = self.list(PLACEMENT_DECISIONS, namespace, f"{PLACEMENT_LABEL}={placement}")
+        return sorted(items, key=lambda d: d["metadata"]["name"])
+
+    def decided(self, placement: str, namespace: str) -> list[str]:
+        """The decided cluster names over every page, in page order."""
+        return [d["clusterName"] for pd in self.decisions(placement, namespace) for d in (pd.get("status") or {}).get("decisions") or []]
+
+    def condition(self, placement: str, namespace: str, type_: str) -> JSON | None:
+        obj = self.get(PLACEMENTS, placement, namespace) or {}
+        for cond in (obj.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == type_:
+                return dict(cond)
+        return None
+
+    def events(self, namespace: str, involved: str) -> list[JSON]:
+        return [e for e in self.list(EVENTS, namespace) if (e.get("involvedObject") or {}).get("name") == involved]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PlacementOperator:
+    """The placement operator in a thread (one worker: the queue is processed in FIFO order)."""
+
+    def __init__(self, kubeconfig: str, debug_port: int | None = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.debug_port = debug_port
+        self.extras: dict[str, object] = {}
+        self.thread: threading.Thread | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_event: asyncio.Event | None = None
+        self.failure: BaseException | None = None
+
+    @property
+    def controller(self) -> Any:
+        return self.extras["placement_controller"]
+
+    def passes(self, namespace: str, name: str) -> int:
+        return int(self.controller.passes[f"{namespace}/{name}"])
+
+    def start(self) -> None:
+        ready = threading.Event()
+
+        async def main() -> None:
+            self.stop_event = asyncio.Event()
+            started = asyncio.Event()
+            debug = ("127.0.0.1", self.debug_port) if self.debug_port else None
+            task = asyncio.create_task(
+                run_operator(
+                    ["placement"],
+                    kubeconfig=self.kubeconfig,
+                    stop=self.stop_event,
+                    ready=started,
+                    workers=1,
+                    extras=self.extras,
+                    debug_address=debug,
+                )
+            )
+            waiter = asyncio.create_task(started.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            ready.set()
+            waiter.cancel()
+            try:
+                await task
+            except BaseException as exc:
+                self.failure = exc
+
+        def thread_main() -> None:
+            self.loop = asyncio.new_event_loop()
+            try:
+                self.loop.run_until_complete(main())
+            finally:
+                self.loop.close()
+
+        self.thread = threading.Thread(target=thread_main, name="placement-operator-test", daemon=True)
+        self.thread.start()
+        if not ready.wait(60):
+            raise AssertionError("the placement operator did not start within 60s")
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        if self.thread is None or self.loop is None:
+            return
+        loop, stop_event = self.loop, self.stop_event
+        if loop.is_running() and stop_event is not None:
+            loop.call_soon_threadsafe(stop_event.set)
+        self.thread.join(60)
+        self.thread = None
+
+
+def first(items: list[T], predicate: Callable[[T], bool]) -> T | None:
+    for item in items:
+        if predicate(item):
+            return item
+    return None
