@@ -39,6 +39,15 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+# Re-exported: the models' callers find every duration helper here.
+from api.gosyntax import MAX_DURATION_NS as MAX_DURATION_NS
+from api.gosyntax import DurationError as DurationError
+from api.gosyntax import format_go_duration as format_go_duration
+from api.gosyntax import parse_go_duration as parse_go_duration
+from api.gosyntax import parse_go_float as parse_go_float
+from api.gosyntax import parse_min_success_time as parse_min_success_time
+from api.gosyntax import parse_progress_deadline as parse_progress_deadline
+
 # --------------------------------------------------------------------------------------------
 # Schema markers
 # --------------------------------------------------------------------------------------------
@@ -614,160 +623,8 @@ LabelSelectorField = Annotated[LabelSelector, CRD(map_type="atomic")]
 # Go durations
 # --------------------------------------------------------------------------------------------
 
-NANOSECOND = 1
-MICROSECOND = 1000 * NANOSECOND
-MILLISECOND = 1000 * MICROSECOND
-SECOND = 1000 * MILLISECOND
-MINUTE = 60 * SECOND
-HOUR = 60 * MINUTE
-MAX_DURATION = 2**63 - 1  # 2562047h47m16.854775807s, Go's largest Duration
-
-_UNITS = {
-    "ns": NANOSECOND,
-    "us": MICROSECOND,
-    "\u00b5s": MICROSECOND,  # micro sign
-    "\u03bcs": MICROSECOND,  # Greek mu
-    "ms": MILLISECOND,
-    "s": SECOND,
-    "m": MINUTE,
-    "h": HOUR,
-}
-
 # OCM's CRD pattern for progressDeadline (searched, not anchored at both ends, as in Kubernetes).
 PROGRESS_DEADLINE_PATTERN = "^(([0-9])+[h|m|s])|None$"
-_PROGRESS_DEADLINE_RE = re.compile(PROGRESS_DEADLINE_PATTERN)
-
-
-class DurationError(ValueError):
-    """Text that is not a Go duration."""
-
-
-def parse_go_duration(text: str) -> int:
-    """Parse a Go duration (``time.ParseDuration``) into nanoseconds.
-
-    Accepts an optional sign, then one or more ``<number><unit>`` parts (fractions allowed,
-    units ns, us, µs, ms, s, m, h), or exactly ``"0"``. Raises DurationError otherwise,
-    including on overflow past Go's int64 range.
-    """
-    original = text
-    s = text
-    negative = False
-    if s and s[0] in "+-":
-        negative = s[0] == "-"
-        s = s[1:]
-    if s == "0":
-        return 0
-    if not s:
-        raise DurationError(f"invalid duration {original!r}")
-    total = 0
-    limit = 1 << 63
-    while s:
-        if not (s[0] == "." or (s[0].isascii() and s[0].isdigit())):
-            raise DurationError(f"invalid duration {original!r}")
-        # integer part
-        i = 0
-        whole = 0
-        while i < len(s) and s[i].isascii() and s[i].isdigit():
-            whole = whole * 10 + int(s[i])
-            if whole > limit:
-                raise DurationError(f"invalid duration {original!r}")
-            i += 1
-        has_whole = i > 0
-        s = s[i:]
-        frac = 0
-        scale = 1.0
-        has_frac = False
-        if s and s[0] == ".":
-            s = s[1:]
-            i = 0
-            overflow = False
-            while i < len(s) and s[i].isascii() and s[i].isdigit():
-                if not overflow:
-                    if frac > (2**63 - 1) // 10:
-                        overflow = True
-                    else:
-                        frac = frac * 10 + int(s[i])
-                        scale *= 10
-                i += 1
-            has_frac = i > 0
-            s = s[i:]
-        if not has_whole and not has_frac:
-            raise DurationError(f"invalid duration {original!r}")
-        i = 0
-        while i < len(s) and not (s[i] == "." or (s[i].isascii() and s[i].isdigit())):
-            i += 1
-        if i == 0:
-            raise DurationError(f"missing unit in duration {original!r}")
-        unit_text, s = s[:i], s[i:]
-        unit = _UNITS.get(unit_text)
-        if unit is None:
-            raise DurationError(f"unknown unit {unit_text!r} in duration {original!r}")
-        if whole > limit // unit:
-            raise DurationError(f"invalid duration {original!r}")
-        value = whole * unit
-        if frac > 0:
-            value += int(float(frac) * (float(unit) / scale))
-            if value > limit:
-                raise DurationError(f"invalid duration {original!r}")
-        total += value
-        if total > limit:
-            raise DurationError(f"invalid duration {original!r}")
-    if negative:
-        return -total
-    if total > limit - 1:
-        raise DurationError(f"invalid duration {original!r}")
-    return total
-
-
-def format_go_duration(ns: int) -> str:
-    """Format nanoseconds the way Go's ``Duration.String`` does (``1h30m0s``, ``1.5s``, ``0s``)."""
-    if ns == 0:
-        return "0s"
-    sign = "-" if ns < 0 else ""
-    u = abs(ns)
-    if u < SECOND:
-        if u < MICROSECOND:
-            return f"{sign}{u}ns"
-        if u < MILLISECOND:
-            return f"{sign}{_fraction(u, 3)}µs"
-        return f"{sign}{_fraction(u, 6)}ms"
-    seconds_part = _fraction(u % MINUTE, 9) + "s"
-    minutes = u // MINUTE
-    if minutes == 0:
-        return sign + seconds_part
-    hours, minutes = divmod(minutes, 60)
-    if hours == 0:
-        return f"{sign}{minutes}m{seconds_part}"
-    return f"{sign}{hours}h{minutes}m{seconds_part}"
-
-
-def _fraction(value: int, digits: int) -> str:
-    whole, rest = divmod(value, 10**digits)
-    if rest == 0:
-        return str(whole)
-    return f"{whole}.{str(rest).rjust(digits, '0').rstrip('0')}"
-
-
-def parse_progress_deadline(text: str | None) -> int | None:
-    """OCM's progressDeadline: nanoseconds, or None for unlimited (absent, ``""`` or ``"None"``).
-
-    Any other text must match OCM's pattern (digits then h, m or s at the start) and be a
-    valid Go duration as a whole.
-    """
-    if text is None or text == "" or text == "None":
-        return None
-    if not _PROGRESS_DEADLINE_RE.search(text) or not re.match(r"^[0-9]+[hms]", text):
-        raise DurationError(
-            f"{text!r} must be a Go duration starting with digits and h, m or s (e.g. 90s, 1h30m), or None"
-        )
-    return parse_go_duration(text)
-
-
-def parse_min_success_time(text: str | None) -> int:
-    """OCM's minSuccessTime: a Go duration in nanoseconds; absent or ``""`` is 0."""
-    if text is None or text == "":
-        return 0
-    return parse_go_duration(text)
 
 
 def _check_progress_deadline(value: str) -> str:
@@ -815,23 +672,6 @@ _THRESHOLD_RE = re.compile(THRESHOLD_PATTERN)
 # OCM's pattern for clustersPerDecisionGroup.
 GROUP_SIZE_PATTERN = "^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$"
 _GROUP_SIZE_RE = re.compile(GROUP_SIZE_PATTERN)
-
-_GO_FLOAT_RE = re.compile(
-    r"^[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$",
-    re.IGNORECASE,
-)
-
-
-def parse_go_float(text: str) -> float:
-    """Parse a decimal float the way Go's strconv.ParseFloat(text, 64) does (no spaces, no
-    underscores, out-of-range values rejected)."""
-    if not _GO_FLOAT_RE.match(text):
-        raise ValueError(f"{text!r} is not a number")
-    value = float(text)
-    if math.isinf(value) and "inf" not in text.lower():
-        raise ValueError(f"{text!r} is out of range")
-    return value
-
 
 @dataclass(frozen=True)
 class IntOrPercentValue:

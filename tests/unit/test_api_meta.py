@@ -11,7 +11,7 @@ import pytest
 from api.cluster_v1beta1 import PlacementDecision
 from api.cluster_v1beta2 import ManagedClusterSet
 from api.meta import (
-    MAX_DURATION,
+    MAX_DURATION_NS,
     Condition,
     DurationError,
     InvalidObject,
@@ -178,7 +178,7 @@ def test_label_value_rules() -> None:
         ("1µs", 1000),
         ("1us", 1000),
         ("3ns", 3),
-        ("2562047h47m16.854775807s", MAX_DURATION),
+        ("2562047h47m16.854775807s", MAX_DURATION_NS),
     ],
 )
 def test_go_durations_parse_to_nanoseconds(text: str, ns: int) -> None:
@@ -203,7 +203,7 @@ def test_invalid_go_durations_are_rejected(text: str) -> None:
         (10**7, "10ms"),
         (1500, "1.5µs"),
         (-(5 * 10**9), "-5s"),
-        (MAX_DURATION, "2562047h47m16.854775807s"),
+        (MAX_DURATION_NS, "2562047h47m16.854775807s"),
     ],
 )
 def test_durations_format_like_go(ns: int, text: str) -> None:
