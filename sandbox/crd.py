@@ -25,7 +25,8 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
     if not isinstance(spec, dict):
         return [cause("FieldValueRequired", "spec", "Required value")]
     group = spec.get("group")
-    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    raw_names = spec.get("names")
+    names: dict[str, Any] = raw_names if isinstance(raw_names, dict) else {}
     plural = names.get("plural")
     if not isinstance(group, str) or not group:
         causes.append(cause("FieldValueRequired", "spec.group", "Required value"))

@@ -169,7 +169,7 @@ class Engine:
     def get(self, rt: ResourceType, version: str, namespace: str, name: str) -> dict[str, Any]:
         return self.to_version(rt, version, self._current(rt, namespace, name))
 
-    def list(
+    def list_objects(
         self,
         rt: ResourceType,
         version: str,
@@ -765,7 +765,7 @@ class Engine:
         options: dict[str, Any],
         ctx: Ctx,
     ) -> list[dict[str, Any]]:
-        result = self.list(rt, version, namespace, labels=labels, fields=fields)
+        result = self.list_objects(rt, version, namespace, labels=labels, fields=fields)
         out = []
         for obj in result.raw:
             m = obj["metadata"]

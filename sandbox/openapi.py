@@ -115,8 +115,8 @@ def schema_name(rt: ResourceType, version: str, kind: str | None = None) -> str:
 
 
 def _with_meta_ref(schema: dict[str, Any] | None, prefix: str) -> dict[str, Any]:
-    out = copy.deepcopy(schema) if schema else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    props = out.setdefault("properties", {})
+    out: dict[str, Any] = copy.deepcopy(schema) if schema else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    props: dict[str, Any] = out.setdefault("properties", {})
     props["metadata"] = {"allOf": [{"$ref": f"{prefix}{OBJECT_META_REF}"}], "default": {}}
     props.setdefault("apiVersion", {"type": "string"})
     props.setdefault("kind", {"type": "string"})

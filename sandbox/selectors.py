@@ -251,11 +251,12 @@ class FieldSelector:
             term = term.strip()
             if not term:
                 continue
-            for op_text, op in (("!=", "!="), ("==", "="), ("=", "=")):
+            for op_text, op_kind in (("!=", "!="), ("==", "="), ("=", "=")):
                 idx = _find_unescaped(term, op_text)
                 if idx >= 0:
                     field = term[:idx].strip()
                     value = _unescape(term[idx + len(op_text) :].strip())
+                    op = op_kind
                     break
             else:
                 raise bad_request(f"invalid selector: '{text}'; can't understand '{term}'")

@@ -229,7 +229,7 @@ class LocalHub:
         ssl_context = self.credentials.server_context() if self.credentials is not None else None
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
-        server = site._server
+        server: Any = site._server
         if server is not None and getattr(server, "sockets", None):
             self.port = server.sockets[0].getsockname()[1]
         loop = asyncio.get_running_loop()
@@ -362,6 +362,7 @@ class LocalHub:
             path = request.path
             segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
             target = self._resolve(segments)
+            response: web.StreamResponse
             if target is None:
                 response = await self._non_resource(request, segments)
             else:
@@ -690,7 +691,7 @@ class LocalHub:
                 raise errors.bad_request(f'resourceVersionMatch: Unsupported value: "{rvm}"')
             if rvm == "Exact" and q.get("resourceVersion") and q.get("resourceVersion") != str(self.store.rv):
                 raise errors.expired(f"too old resource version: {q.get('resourceVersion')} ({self.store.rv})")
-            result = engine.list(rt, version, ns, labels=labels, fields=fields, limit=limit, cont=q.get("continue"))
+            result = engine.list_objects(rt, version, ns, labels=labels, fields=fields, limit=limit, cont=q.get("continue"))
             return self._list_response(request, target, result, fmt)
         if method == "GET":
             assert target.name is not None
@@ -703,7 +704,7 @@ class LocalHub:
                 raise errors.method_not_allowed()
             body = await self._body(request, ctx)
             obj = engine.create(rt, version, ns or "", body, ctx)
-            return self._respond(request, target, obj, 201 if not rt.virtual else 201, ctx, fmt)
+            return self._respond(request, target, obj, 201, ctx, fmt)
         if method == "PUT":
             if target.name is None:
                 raise errors.method_not_allowed()
@@ -808,13 +809,13 @@ class LocalHub:
         if kind == "yaml":
             listing = {"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta, "items": result.items}
             return web.Response(text=yaml.safe_dump(listing, sort_keys=False), content_type="application/yaml")
-        head = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
+        head: bytes = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
         if all(a is b for a, b in zip(result.items, result.raw, strict=True)):
             parts = [self.store.encode_stored(rt.bucket, o) for o in result.raw]
         else:
             parts = [_dumps(o) for o in result.items]
-        body = head[:-1] + b',"items":[' + b",".join(parts) + b"]}"
-        return web.Response(body=body, content_type="application/json")
+        payload = head[:-1] + b',"items":[' + b",".join(parts) + b"]}"
+        return web.Response(body=payload, content_type="application/json")
 
     # watch --------------------------------------------------------------------------------------
 

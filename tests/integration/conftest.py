@@ -87,7 +87,7 @@ def _namespace_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> Iterator[str]:
-    core = client.CoreV1Api(api_client)
+    core = api("CoreV1Api", api_client)
     name = _namespace_name(request)
     core.create_namespace({"metadata": {"name": name}})
     try:
@@ -266,7 +266,7 @@ def toy_client(toy_hub: HubThread) -> Iterator[client.ApiClient]:
 
 @pytest.fixture
 def toy_namespace(request: pytest.FixtureRequest, toy_client: client.ApiClient) -> Iterator[str]:
-    core = client.CoreV1Api(toy_client)
+    core = api("CoreV1Api", toy_client)
     name = _namespace_name(request)
     core.create_namespace({"metadata": {"name": name}})
     yield name
@@ -303,3 +303,8 @@ def http(
     return pool.request(
         method, handle.url + path, body=data, headers=all_headers, timeout=timeout, preload_content=not stream
     )
+
+
+def api(kind: str, api_client: client.ApiClient) -> Any:
+    """`client.<kind>(api_client)`, untyped: tests pass plain dicts where the typed models expect objects."""
+    return getattr(client, kind)(api_client)

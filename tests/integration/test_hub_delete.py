@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.integration.conftest import WIDGET_GROUP
+from tests.integration.conftest import WIDGET_GROUP, api
 
 G, V = WIDGET_GROUP, "v1"
 
@@ -31,11 +31,11 @@ def owner_ref(obj: dict[str, Any], *, block: bool = False) -> dict[str, Any]:
 
 
 @pytest.fixture
-def crs(toy_client: client.ApiClient) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(toy_client)
+def crs(toy_client: client.ApiClient) -> Any:
+    return api("CustomObjectsApi", toy_client)
 
 
-def exists(crs: client.CustomObjectsApi, ns: str, name: str) -> bool:
+def exists(crs: Any, ns: str, name: str) -> bool:
     try:
         crs.get_namespaced_custom_object(G, V, ns, "widgets", name)
     except client.ApiException as exc:
@@ -45,14 +45,14 @@ def exists(crs: client.CustomObjectsApi, ns: str, name: str) -> bool:
     return True
 
 
-def test_delete_without_finalizers_removes_and_returns_the_object(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_delete_without_finalizers_removes_and_returns_the_object(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("gone"))
     out = crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "gone")
     assert out["metadata"]["name"] == "gone"
     assert not exists(crs, toy_namespace, "gone")
 
 
-def test_delete_with_finalizer_sets_deletion_timestamp_and_bumps_generation(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_delete_with_finalizer_sets_deletion_timestamp_and_bumps_generation(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("held", finalizers=["test.io/hold"]))
     crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "held")
     obj = crs.get_namespaced_custom_object(G, V, toy_namespace, "widgets", "held")
@@ -60,14 +60,14 @@ def test_delete_with_finalizer_sets_deletion_timestamp_and_bumps_generation(crs:
     assert obj["metadata"]["generation"] == 2
 
 
-def test_removing_the_last_finalizer_deletes(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_removing_the_last_finalizer_deletes(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("fin", finalizers=["test.io/hold"]))
     crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "fin")
     crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "fin", {"metadata": {"finalizers": None}})
     assert not exists(crs, toy_namespace, "fin")
 
 
-def test_no_new_finalizer_on_an_object_being_deleted(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_no_new_finalizer_on_an_object_being_deleted(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("nf", finalizers=["test.io/a"]))
     crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "nf")
     with pytest.raises(client.ApiException) as err:
@@ -75,7 +75,7 @@ def test_no_new_finalizer_on_an_object_being_deleted(crs: client.CustomObjectsAp
     assert err.value.status == 422
 
 
-def test_delete_precondition_on_stale_resource_version_is_conflict(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_delete_precondition_on_stale_resource_version_is_conflict(crs: Any, toy_namespace: str) -> None:
     old = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("pre"))
     crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "pre", {"spec": {"size": 2}})
     with pytest.raises(client.ApiException) as err:
@@ -85,14 +85,14 @@ def test_delete_precondition_on_stale_resource_version_is_conflict(crs: client.C
     assert err.value.status == 409
 
 
-def test_background_deletion_collects_dependents(crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
+def test_background_deletion_collects_dependents(crs: Any, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
     owner = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("owner"))
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("child", owners=[owner_ref(owner)]))
     crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "owner")
     wait_for(lambda: not exists(crs, toy_namespace, "child"), message="the dependent to be collected")
 
 
-def test_dependent_with_another_live_owner_survives(crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
+def test_dependent_with_another_live_owner_survives(crs: Any, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
     one = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("one"))
     two = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("two"))
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("shared", owners=[owner_ref(one), owner_ref(two)]))
@@ -106,7 +106,7 @@ def test_dependent_with_another_live_owner_survives(crs: client.CustomObjectsApi
 
 
 def test_foreground_deletion_waits_for_blocking_dependents(
-    crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]
+    crs: Any, toy_namespace: str, wait_for: Callable[..., Any]
 ) -> None:
     owner = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("fg"))
     crs.create_namespaced_custom_object(
@@ -125,7 +125,7 @@ def test_foreground_deletion_waits_for_blocking_dependents(
 
 
 def test_orphan_deletion_keeps_dependents_and_unlinks_them(
-    crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]
+    crs: Any, toy_namespace: str, wait_for: Callable[..., Any]
 ) -> None:
     owner = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("orph"))
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("orph-child", owners=[owner_ref(owner)]))
@@ -135,15 +135,15 @@ def test_orphan_deletion_keeps_dependents_and_unlinks_them(
     assert "ownerReferences" not in child["metadata"]
 
 
-def test_dependent_of_a_missing_owner_is_collected(crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
+def test_dependent_of_a_missing_owner_is_collected(crs: Any, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
     ghost = {"apiVersion": f"{G}/{V}", "kind": "Widget", "name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"}
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("orphaned", owners=[ghost]))
     wait_for(lambda: not exists(crs, toy_namespace, "orphaned"), message="the dependent of a missing owner to be collected")
 
 
 def test_cross_kind_garbage_collection(toy_client: client.ApiClient, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
-    crs = client.CustomObjectsApi(toy_client)
-    core = client.CoreV1Api(toy_client)
+    crs = api("CustomObjectsApi", toy_client)
+    core = api("CoreV1Api", toy_client)
     owner = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("cm-owner"))
     core.create_namespaced_config_map(toy_namespace, {"metadata": {"name": "owned", "ownerReferences": [owner_ref(owner)]}, "data": {"a": "b"}})
     crs.delete_namespaced_custom_object(G, V, toy_namespace, "widgets", "cm-owner")
@@ -158,7 +158,7 @@ def test_cross_kind_garbage_collection(toy_client: client.ApiClient, toy_namespa
     wait_for(gone, message="the owned ConfigMap to be collected")
 
 
-def test_delete_collection_with_label_selector(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_delete_collection_with_label_selector(crs: Any, toy_namespace: str) -> None:
     for name, team in (("k1", "a"), ("k2", "a"), ("k3", "b")):
         body = widget(name)
         body["metadata"]["labels"] = {"team": team}
@@ -169,8 +169,8 @@ def test_delete_collection_with_label_selector(crs: client.CustomObjectsApi, toy
 
 
 def test_namespace_deletion_cascades_to_its_objects(toy_client: client.ApiClient, wait_for: Callable[..., Any]) -> None:
-    core = client.CoreV1Api(toy_client)
-    crs = client.CustomObjectsApi(toy_client)
+    core = api("CoreV1Api", toy_client)
+    crs = api("CustomObjectsApi", toy_client)
     core.create_namespace({"metadata": {"name": "doomed"}})
     crs.create_namespaced_custom_object(G, V, "doomed", "widgets", widget("inside", finalizers=["test.io/hold"]))
     core.create_namespaced_config_map("doomed", {"metadata": {"name": "cm"}})
@@ -193,4 +193,4 @@ def test_namespace_deletion_cascades_to_its_objects(toy_client: client.ApiClient
     wait_for(ns_gone, message="the namespace to be deleted once empty")
     with pytest.raises(client.ApiException) as err:
         core.read_namespaced_config_map("cm", "doomed")
-    assert json.loads(err.value.body)["reason"] == "NotFound"
+    assert json.loads(err.value.body or "{}")["reason"] == "NotFound"

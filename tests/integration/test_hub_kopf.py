@@ -12,7 +12,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 
 from sandbox.server import HubThread
-from tests.integration.conftest import WIDGET_GROUP
+from tests.integration.conftest import WIDGET_GROUP, api
 
 G, V = WIDGET_GROUP, "v1"
 
@@ -57,8 +57,8 @@ def test_kopf_operator_handles_create_update_and_delete(
     monkeypatch.setenv("KUBECONFIG", str(toy_hub.kubeconfig))
     operator = tmp_path / "operator.py"
     operator.write_text(OPERATOR)
-    crs = client.CustomObjectsApi(toy_client)
-    core = client.CoreV1Api(toy_client)
+    crs = api("CustomObjectsApi", toy_client)
+    core = api("CoreV1Api", toy_client)
 
     def get() -> dict[str, Any]:
         return dict(crs.get_namespaced_custom_object(G, V, toy_namespace, "widgets", "k"))

@@ -9,18 +9,18 @@ import pytest
 from kubernetes import client
 
 from sandbox.server import HubThread
-from tests.integration.conftest import WIDGET_GROUP, http
+from tests.integration.conftest import WIDGET_GROUP, api, http
 
 G, V = WIDGET_GROUP, "v1"
 
 
 @pytest.fixture
-def crs(toy_client: client.ApiClient) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(toy_client)
+def crs(toy_client: client.ApiClient) -> Any:
+    return api("CustomObjectsApi", toy_client)
 
 
 @pytest.fixture
-def labelled(crs: client.CustomObjectsApi, toy_namespace: str) -> str:
+def labelled(crs: Any, toy_namespace: str) -> str:
     for name, labels in {
         "a": {"env": "prod", "tier": "web"},
         "b": {"env": "dev", "tier": "web"},
@@ -36,7 +36,7 @@ def names(result: dict[str, Any]) -> list[str]:
     return [o["metadata"]["name"] for o in result["items"]]
 
 
-def test_list_has_list_kind_api_version_and_resource_version(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_list_has_list_kind_api_version_and_resource_version(crs: Any, labelled: str) -> None:
     out = crs.list_namespaced_custom_object(G, V, labelled, "widgets")
     assert out["kind"] == "WidgetList" and out["apiVersion"] == f"{G}/{V}"
     assert int(out["metadata"]["resourceVersion"]) > 0
@@ -56,33 +56,33 @@ def test_list_has_list_kind_api_version_and_resource_version(crs: client.CustomO
         ("env=prod,tier=web", ["a"]),
     ],
 )
-def test_label_selector(crs: client.CustomObjectsApi, labelled: str, selector: str, expected: list[str]) -> None:
+def test_label_selector(crs: Any, labelled: str, selector: str, expected: list[str]) -> None:
     assert names(crs.list_namespaced_custom_object(G, V, labelled, "widgets", label_selector=selector)) == expected
 
 
-def test_malformed_label_selector_is_bad_request(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_malformed_label_selector_is_bad_request(crs: Any, labelled: str) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.list_namespaced_custom_object(G, V, labelled, "widgets", label_selector="env in prod")
     assert err.value.status == 400
 
 
-def test_field_selector_on_name(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_field_selector_on_name(crs: Any, labelled: str) -> None:
     assert names(crs.list_namespaced_custom_object(G, V, labelled, "widgets", field_selector="metadata.name=b")) == ["b"]
     assert names(crs.list_namespaced_custom_object(G, V, labelled, "widgets", field_selector="metadata.name!=b")) == ["a", "c", "d"]
 
 
-def test_field_selector_on_namespace_across_namespaces(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_field_selector_on_namespace_across_namespaces(crs: Any, labelled: str) -> None:
     out = crs.list_cluster_custom_object(G, V, "widgets", field_selector=f"metadata.namespace={labelled}")
     assert names(out) == ["a", "b", "c", "d"]
 
 
-def test_unsupported_field_selector_is_bad_request(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_unsupported_field_selector_is_bad_request(crs: Any, labelled: str) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.list_namespaced_custom_object(G, V, labelled, "widgets", field_selector="spec.size=1")
     assert err.value.status == 400
 
 
-def test_limit_and_continue_page_through_everything(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_limit_and_continue_page_through_everything(crs: Any, labelled: str) -> None:
     first = crs.list_namespaced_custom_object(G, V, labelled, "widgets", limit=3)
     assert names(first) == ["a", "b", "c"]
     assert first["metadata"]["remainingItemCount"] == 1
@@ -90,12 +90,12 @@ def test_limit_and_continue_page_through_everything(crs: client.CustomObjectsApi
     assert names(second) == ["d"] and "continue" not in second["metadata"]
 
 
-def test_list_across_namespaces(crs: client.CustomObjectsApi, labelled: str) -> None:
+def test_list_across_namespaces(crs: Any, labelled: str) -> None:
     out = crs.list_cluster_custom_object(G, V, "widgets", label_selector="env=prod")
     assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in out["items"]] == [(labelled, "a"), (labelled, "c")]
 
 
-def test_table_has_printer_columns(toy_hub: HubThread, labelled: str, crs: client.CustomObjectsApi) -> None:
+def test_table_has_printer_columns(toy_hub: HubThread, labelled: str, crs: Any) -> None:
     crs.patch_namespaced_custom_object_status(G, V, labelled, "widgets", "a", {"status": {"phase": "Ready"}})
     resp = http(
         toy_hub, "GET", f"/apis/{G}/{V}/namespaces/{labelled}/widgets?fieldSelector=metadata.name%3Da",

@@ -10,7 +10,7 @@ import urllib3
 from kubernetes import client
 
 from sandbox.server import HubThread
-from tests.integration.conftest import WIDGET_GROUP
+from tests.integration.conftest import WIDGET_GROUP, api
 
 G, V = WIDGET_GROUP, "v1"
 
@@ -20,15 +20,15 @@ def widget(name: str, size: int = 1, **spec: Any) -> dict[str, Any]:
 
 
 def body_of(exc: client.ApiException) -> dict[str, Any]:
-    return dict(json.loads(exc.body))
+    return dict(json.loads(exc.body or "{}"))
 
 
 @pytest.fixture
-def crs(toy_client: client.ApiClient) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(toy_client)
+def crs(toy_client: client.ApiClient) -> Any:
+    return api("CustomObjectsApi", toy_client)
 
 
-def test_create_sets_uid_creation_timestamp_resource_version_and_generation(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_create_sets_uid_creation_timestamp_resource_version_and_generation(crs: Any, toy_namespace: str) -> None:
     obj = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("w1"))
     meta = obj["metadata"]
     assert meta["uid"] and meta["creationTimestamp"].endswith("Z")
@@ -37,7 +37,7 @@ def test_create_sets_uid_creation_timestamp_resource_version_and_generation(crs:
     assert meta["namespace"] == toy_namespace
 
 
-def test_resource_version_is_one_global_increasing_counter(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_resource_version_is_one_global_increasing_counter(crs: Any, toy_namespace: str) -> None:
     a = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("a"))
     b = crs.create_cluster_custom_object(G, V, "gadgets", {"apiVersion": f"{G}/{V}", "kind": "Gadget", "metadata": {"generateName": "g-"}})
     c = crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "a", {"metadata": {"labels": {"x": "1"}}})
@@ -45,7 +45,7 @@ def test_resource_version_is_one_global_increasing_counter(crs: client.CustomObj
     assert rvs == sorted(rvs) and len(set(rvs)) == 3
 
 
-def test_generation_bumps_on_spec_change_only(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_generation_bumps_on_spec_change_only(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("gen"))
     labelled = crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "gen", {"metadata": {"labels": {"a": "b"}}})
     assert labelled["metadata"]["generation"] == 1
@@ -55,13 +55,13 @@ def test_generation_bumps_on_spec_change_only(crs: client.CustomObjectsApi, toy_
     assert spec["metadata"]["generation"] == 2
 
 
-def test_noop_update_keeps_resource_version(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_noop_update_keeps_resource_version(crs: Any, toy_namespace: str) -> None:
     created = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("same", 3))
     again = crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "same", {"spec": {"size": 3}})
     assert again["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
 
 
-def test_generate_name_appends_a_random_suffix(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_generate_name_appends_a_random_suffix(crs: Any, toy_namespace: str) -> None:
     body = widget("")
     body["metadata"] = {"generateName": "gen-"}
     first = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", body)
@@ -70,12 +70,12 @@ def test_generate_name_appends_a_random_suffix(crs: client.CustomObjectsApi, toy
     assert len(names) == 2 and all(n.startswith("gen-") and len(n) == len("gen-") + 5 for n in names)
 
 
-def test_namespace_is_taken_from_the_url(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_namespace_is_taken_from_the_url(crs: Any, toy_namespace: str) -> None:
     obj = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("where"))
     assert obj["metadata"]["namespace"] == toy_namespace
 
 
-def test_body_namespace_different_from_url_is_rejected(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_body_namespace_different_from_url_is_rejected(crs: Any, toy_namespace: str) -> None:
     body = widget("elsewhere")
     body["metadata"]["namespace"] = "other"
     with pytest.raises(client.ApiException) as err:
@@ -83,14 +83,14 @@ def test_body_namespace_different_from_url_is_rejected(crs: client.CustomObjects
     assert err.value.status == 400
 
 
-def test_object_in_missing_namespace_is_rejected(crs: client.CustomObjectsApi) -> None:
+def test_object_in_missing_namespace_is_rejected(crs: Any) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.create_namespaced_custom_object(G, V, "no-such-namespace", "widgets", widget("w"))
     assert err.value.status == 404
     assert body_of(err.value)["details"] == {"name": "no-such-namespace", "kind": "namespaces"}
 
 
-def test_create_twice_is_already_exists(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_create_twice_is_already_exists(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("dup"))
     with pytest.raises(client.ApiException) as err:
         crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("dup"))
@@ -99,7 +99,7 @@ def test_create_twice_is_already_exists(crs: client.CustomObjectsApi, toy_namesp
     assert status["kind"] == "Status" and status["reason"] == "AlreadyExists"
 
 
-def test_get_missing_is_not_found_status(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_get_missing_is_not_found_status(crs: Any, toy_namespace: str) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.get_namespaced_custom_object(G, V, toy_namespace, "widgets", "ghost")
     status = body_of(err.value)
@@ -108,33 +108,33 @@ def test_get_missing_is_not_found_status(crs: client.CustomObjectsApi, toy_names
     assert status["message"] == f'widgets.{G} "ghost" not found'
 
 
-def test_cluster_scoped_kind_has_no_namespace(crs: client.CustomObjectsApi) -> None:
+def test_cluster_scoped_kind_has_no_namespace(crs: Any) -> None:
     obj = crs.create_cluster_custom_object(G, V, "gadgets", {"apiVersion": f"{G}/{V}", "kind": "Gadget", "metadata": {"name": "top"}})
     assert "namespace" not in obj["metadata"]
     assert crs.get_cluster_custom_object(G, V, "gadgets", "top")["metadata"]["name"] == "top"
 
 
-def test_namespaced_kind_is_not_served_on_a_cluster_path(toy_hub: HubThread, toy_namespace: str, crs: client.CustomObjectsApi) -> None:
+def test_namespaced_kind_is_not_served_on_a_cluster_path(toy_hub: HubThread, toy_namespace: str, crs: Any) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("scoped"))
     with pytest.raises(client.ApiException) as err:
         crs.get_cluster_custom_object(G, V, "widgets", "scoped")
     assert err.value.status == 404
 
 
-def test_put_replaces_the_object(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_put_replaces_the_object(crs: Any, toy_namespace: str) -> None:
     obj = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("put", color="red"))
     obj["spec"] = {"size": 9}
     out = crs.replace_namespaced_custom_object(G, V, toy_namespace, "widgets", "put", obj)
     assert out["spec"]["size"] == 9 and "color" not in out["spec"]
 
 
-def test_put_of_missing_object_is_not_found(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_put_of_missing_object_is_not_found(crs: Any, toy_namespace: str) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.replace_namespaced_custom_object(G, V, toy_namespace, "widgets", "nobody", widget("nobody"))
     assert err.value.status == 404
 
 
-def test_json_patch_is_applied(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_json_patch_is_applied(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("jp", tags=["a"]))
     ops = [{"op": "add", "path": "/spec/tags/-", "value": "b"}, {"op": "replace", "path": "/spec/size", "value": 5}]
     out = crs.patch_namespaced_custom_object(
@@ -143,7 +143,7 @@ def test_json_patch_is_applied(crs: client.CustomObjectsApi, toy_namespace: str)
     assert out["spec"]["tags"] == ["a", "b"] and out["spec"]["size"] == 5
 
 
-def test_json_patch_test_failure_is_rejected(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_json_patch_test_failure_is_rejected(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("jpt"))
     with pytest.raises(client.ApiException) as err:
         crs.patch_namespaced_custom_object(
@@ -153,7 +153,7 @@ def test_json_patch_test_failure_is_rejected(crs: client.CustomObjectsApi, toy_n
     assert err.value.status == 422
 
 
-def test_strategic_merge_patch_is_unsupported_for_custom_resources(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_strategic_merge_patch_is_unsupported_for_custom_resources(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("smp"))
     with pytest.raises(client.ApiException) as err:
         crs.patch_namespaced_custom_object(

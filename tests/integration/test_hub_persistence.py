@@ -8,7 +8,7 @@ from pathlib import Path
 from kubernetes import client
 
 from sandbox.server import HubThread
-from tests.integration.conftest import http, widget_crd
+from tests.integration.conftest import api, http, widget_crd
 
 G, V = "test.ocm-rollout.io", "v1"
 
@@ -22,14 +22,14 @@ def test_restart_keeps_objects_and_resource_versions(
 ) -> None:
     data = tmp_path / "hub.sqlite"
     first = make_hub(data=data, crds=[widget_crd()])
-    crs = client.CustomObjectsApi(client_for(first))
-    client.CoreV1Api(client_for(first)).create_namespace({"metadata": {"name": "kept"}})
+    crs = api("CustomObjectsApi", client_for(first))
+    api("CoreV1Api", client_for(first)).create_namespace({"metadata": {"name": "kept"}})
     made = crs.create_namespaced_custom_object(G, V, "kept", "widgets", widget("w"))
     patched = crs.patch_namespaced_custom_object_status(G, V, "kept", "widgets", "w", {"status": {"phase": "Up"}})
     first.stop()
 
     second = make_hub(data=data, crds=[widget_crd()])
-    crs2 = client.CustomObjectsApi(client_for(second))
+    crs2 = api("CustomObjectsApi", client_for(second))
     again = crs2.get_namespaced_custom_object(G, V, "kept", "widgets", "w")
     assert again["metadata"]["uid"] == made["metadata"]["uid"]
     assert again["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
@@ -41,12 +41,12 @@ def test_restart_keeps_objects_and_resource_versions(
 def test_restart_keeps_deletions(make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient], tmp_path: Path) -> None:
     data = tmp_path / "hub.sqlite"
     first = make_hub(data=data, crds=[widget_crd()])
-    crs = client.CustomObjectsApi(client_for(first))
+    crs = api("CustomObjectsApi", client_for(first))
     crs.create_namespaced_custom_object(G, V, "default", "widgets", widget("short-lived"))
     crs.delete_namespaced_custom_object(G, V, "default", "widgets", "short-lived")
     first.stop()
     second = make_hub(data=data, crds=[widget_crd()])
-    listed = client.CustomObjectsApi(client_for(second)).list_namespaced_custom_object(G, V, "default", "widgets")
+    listed = api("CustomObjectsApi", client_for(second)).list_namespaced_custom_object(G, V, "default", "widgets")
     assert listed["items"] == []
 
 
@@ -65,8 +65,8 @@ def test_watch_from_before_a_restart_is_gone(
 ) -> None:
     data = tmp_path / "hub.sqlite"
     first = make_hub(data=data, crds=[widget_crd()])
-    made = client.CustomObjectsApi(client_for(first)).create_namespaced_custom_object(G, V, "default", "widgets", widget("w"))
-    client.CustomObjectsApi(client_for(first)).patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 3}})
+    made = api("CustomObjectsApi", client_for(first)).create_namespaced_custom_object(G, V, "default", "widgets", widget("w"))
+    api("CustomObjectsApi", client_for(first)).patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 3}})
     first.stop()
     second = make_hub(data=data, crds=[widget_crd()])
     resp = http(second, "GET", f"/apis/{G}/{V}/namespaces/default/widgets?watch=1&resourceVersion={made['metadata']['resourceVersion']}")

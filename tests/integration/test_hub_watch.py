@@ -12,7 +12,7 @@ import pytest
 from kubernetes import client, watch
 
 from sandbox.server import HubThread
-from tests.integration.conftest import WIDGET_GROUP, http, widget_crd
+from tests.integration.conftest import WIDGET_GROUP, api, http, widget_crd
 
 G, V = WIDGET_GROUP, "v1"
 
@@ -22,11 +22,11 @@ def widget(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def crs(toy_client: client.ApiClient) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(toy_client)
+def crs(toy_client: client.ApiClient) -> Any:
+    return api("CustomObjectsApi", toy_client)
 
 
-def events_from(crs: client.CustomObjectsApi, ns: str, count: int, **kwargs: Any) -> list[tuple[str, str]]:
+def events_from(crs: Any, ns: str, count: int, **kwargs: Any) -> list[tuple[str, str]]:
     """The first `count` (type, name) events a watch delivers (or fewer if its timeout ends it)."""
     w = watch.Watch()
     out: list[tuple[str, str]] = []
@@ -40,7 +40,7 @@ def events_from(crs: client.CustomObjectsApi, ns: str, count: int, **kwargs: Any
     return out
 
 
-def test_watch_resumes_after_a_resource_version(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_watch_resumes_after_a_resource_version(crs: Any, toy_namespace: str) -> None:
     first = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("a"))
     crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "a", {"spec": {"size": 2}})
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("b"))
@@ -49,24 +49,24 @@ def test_watch_resumes_after_a_resource_version(crs: client.CustomObjectsApi, to
     assert got == [("MODIFIED", "a"), ("ADDED", "b"), ("DELETED", "a")]
 
 
-def test_watch_without_resource_version_starts_with_current_objects(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_watch_without_resource_version_starts_with_current_objects(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("x"))
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("y"))
     assert events_from(crs, toy_namespace, 2) == [("ADDED", "x"), ("ADDED", "y")]
 
 
-def test_watch_is_limited_to_its_namespace(crs: client.CustomObjectsApi, toy_namespace: str, toy_client: client.ApiClient) -> None:
+def test_watch_is_limited_to_its_namespace(crs: Any, toy_namespace: str, toy_client: client.ApiClient) -> None:
     other = f"{toy_namespace[:50]}-o"
-    client.CoreV1Api(toy_client).create_namespace({"metadata": {"name": other}})
+    api("CoreV1Api", toy_client).create_namespace({"metadata": {"name": other}})
     start = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("mine"))
     crs.create_namespaced_custom_object(G, V, other, "widgets", widget("theirs"))
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("mine-too"))
     got = events_from(crs, toy_namespace, 1, resource_version=start["metadata"]["resourceVersion"])
     assert got == [("ADDED", "mine-too")]
-    client.CoreV1Api(toy_client).delete_namespace(other)
+    api("CoreV1Api", toy_client).delete_namespace(other)
 
 
-def test_watch_with_label_selector_sees_objects_enter_and_leave(crs: client.CustomObjectsApi, toy_namespace: str) -> None:
+def test_watch_with_label_selector_sees_objects_enter_and_leave(crs: Any, toy_namespace: str) -> None:
     start = crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("m"))
     crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "m", {"metadata": {"labels": {"team": "a"}}})
     crs.patch_namespaced_custom_object(G, V, toy_namespace, "widgets", "m", {"spec": {"size": 3}})
@@ -75,7 +75,7 @@ def test_watch_with_label_selector_sees_objects_enter_and_leave(crs: client.Cust
     assert got == [("ADDED", "m"), ("MODIFIED", "m"), ("DELETED", "m")]
 
 
-def test_watch_delivers_live_changes(crs: client.CustomObjectsApi, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
+def test_watch_delivers_live_changes(crs: Any, toy_namespace: str, wait_for: Callable[..., Any]) -> None:
     start = crs.list_namespaced_custom_object(G, V, toy_namespace, "widgets")["metadata"]["resourceVersion"]
     seen: list[tuple[str, str]] = []
     w = watch.Watch()
@@ -123,7 +123,7 @@ def test_timeout_seconds_ends_the_watch(toy_hub: HubThread, toy_namespace: str) 
     assert 0.9 <= time.monotonic() - started < 10
 
 
-def test_send_initial_events_ends_with_an_annotated_bookmark(toy_hub: HubThread, toy_namespace: str, crs: client.CustomObjectsApi) -> None:
+def test_send_initial_events_ends_with_an_annotated_bookmark(toy_hub: HubThread, toy_namespace: str, crs: Any) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("init"))
     resp = http(
         toy_hub, "GET",
@@ -138,7 +138,7 @@ def test_send_initial_events_ends_with_an_annotated_bookmark(toy_hub: HubThread,
 
 def test_watch_from_expired_resource_version_is_gone(make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient]) -> None:
     hub = make_hub(crds=[widget_crd()], history=3)
-    crs = client.CustomObjectsApi(client_for(hub))
+    crs = api("CustomObjectsApi", client_for(hub))
     first = crs.create_namespaced_custom_object(G, V, "default", "widgets", widget("old"))
     for size in range(2, 7):
         crs.patch_namespaced_custom_object(G, V, "default", "widgets", "old", {"spec": {"size": size}})
@@ -153,7 +153,7 @@ def test_watch_from_expired_resource_version_is_gone(make_hub: Callable[..., Hub
 
 def test_watch_within_history_is_not_gone(make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient]) -> None:
     hub = make_hub(crds=[widget_crd()], history=3)
-    crs = client.CustomObjectsApi(client_for(hub))
+    crs = api("CustomObjectsApi", client_for(hub))
     crs.create_namespaced_custom_object(G, V, "default", "widgets", widget("w"))
     mid = crs.patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 2}})
     crs.patch_namespaced_custom_object(G, V, "default", "widgets", "w", {"spec": {"size": 3}})
