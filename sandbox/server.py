@@ -37,7 +37,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from sandbox import errors, openapi
+from sandbox import errors, openapi, protobuf
 from sandbox import tls as tls_module
 from sandbox.crd import default_crds, load_crd_files
 from sandbox.engine import CRD_BUCKET, Ctx, Engine
@@ -610,6 +610,8 @@ class LocalHub:
         if not raw:
             raise errors.bad_request("the request body is empty")
         ctype = (request.content_type or "application/json").lower()
+        if ctype == protobuf.CONTENT_TYPE:
+            return protobuf.decode(raw)
         try:
             if "yaml" in ctype and "apply-patch" not in ctype:
                 return yaml.safe_load(raw)

@@ -149,3 +149,13 @@ def test_configmap_apply_uses_strategic_merge(kubectl: Any) -> None:
     kubectl("apply", "-f", "-", stdin=yaml.safe_dump(cm))
     out = kubectl("get", "configmap", "settings", "-n", "default", "-o", "jsonpath={.data}").stdout
     assert yaml.safe_load(out) == {"a": "1", "c": "3"}
+
+
+def test_imperative_create_of_core_kinds(kubectl: Any) -> None:
+    kubectl("create", "namespace", "imperative")
+    kubectl("create", "configmap", "cfg", "-n", "imperative", "--from-literal=a=1")
+    kubectl("create", "secret", "generic", "pw", "-n", "imperative", "--from-literal=password=hunter2")
+    assert kubectl("get", "configmap", "cfg", "-n", "imperative", "-o", "jsonpath={.data.a}").stdout == "1"
+    encoded = kubectl("get", "secret", "pw", "-n", "imperative", "-o", "jsonpath={.data.password}").stdout
+    assert encoded == "aHVudGVyMg=="
+    kubectl("delete", "namespace", "imperative", "--wait=true", "--timeout=30s")
