@@ -179,3 +179,74 @@ def test_negative_cluster_count_is_refused(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "--clusters: must be 0 or more" in result.stderr
+
+
+ROLLOUT = """\
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: web, namespace: default}
+spec:
+  clusterSets: [global]
+---
+apiVersion: work.open-cluster-management.io/v1alpha1
+kind: ManifestWorkReplicaSet
+metadata: {name: web, namespace: default}
+spec:
+  placementRefs:
+  - name: web
+    rolloutStrategy:
+      type: Progressive
+      progressive: {maxConcurrency: 3, maxFailures: 1}
+  manifestWorkTemplate:
+    workload:
+      manifests:
+      - apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: web, namespace: default}
+        data: {version: "1"}
+"""
+
+FAILING_PROFILE = """\
+defaults: {applyDelay: 200ms, progressDuration: 3s}
+clusters:
+- name: [cluster1, cluster2]       # they fail before any other cluster can succeed
+  outcome: Degraded
+  progressDuration: 300ms
+  message: readiness probe failed
+"""
+
+
+def test_a_user_watches_a_rollout_stop_at_max_failures(start_up: Callable[..., Up], tmp_path: Path) -> None:
+    profile = tmp_path / "failing.yaml"
+    profile.write_text(FAILING_PROFILE)
+    up = start_up("--clusters", "6", "--profile", str(profile))
+    kubeconfig = up.wait_kubeconfig()
+    api = clusters_api(kubeconfig)
+    eventually(lambda: len(available_clusters(api)) == 6, message="6 available")
+    manifest = tmp_path / "rollout.yaml"
+    manifest.write_text(ROLLOUT)
+    applied = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert applied.returncode == 0, applied.stderr
+
+    def works() -> dict[str, dict[str, Any]]:
+        items = api.list_cluster_custom_object("work.open-cluster-management.io", "v1", "manifestworks")["items"]
+        return {w["metadata"]["namespace"]: w for w in items}
+
+    def degraded(work: dict[str, Any]) -> bool:
+        return any(c["type"] == "Degraded" and c["status"] == "True" for c in work.get("status", {}).get("conditions", []))
+
+    first_wave = eventually(
+        lambda: (found := works()) and sum(degraded(w) for w in found.values()) == 2 and found,
+        timeout=60,
+        message="cluster1 and cluster2 degraded",
+    )
+    assert sorted(first_wave) == ["cluster1", "cluster2", "cluster3"]
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:  # the breach holds: no fourth cluster is ever started
+        assert sorted(works()) == ["cluster1", "cluster2", "cluster3"], up.output()
+        time.sleep(0.2)
+    assert "cluster2 failed" in up.output()
+    assert up.interrupt() == 0, up.output()
