@@ -109,4 +109,7 @@ def configure(fmt: str = "text", level: str = "info", *, stream: TextIO | None =
     root.setLevel(level.upper())
     # kopf's own chatter at debug level is very verbose; keep it one step quieter than ours.
     logging.getLogger("kopf").setLevel(max(logging.INFO, root.level))
+    # kopf logs every successful event handler per object at info level (one line per watch
+    # event of every cached kind); only its warnings and errors matter unless debugging.
+    logging.getLogger("kopf.objects").setLevel(logging.DEBUG if root.level <= logging.DEBUG else logging.WARNING)
     return handler

@@ -167,3 +167,12 @@ def test_text_logs_show_the_key_in_brackets() -> None:
 def test_unknown_log_format_is_rejected() -> None:
     with pytest.raises(runtime_logging.LogConfigError, match="--log-format"):
         runtime_logging.configure("xml", "info")
+
+
+def test_kopf_per_object_success_lines_are_quiet_unless_debugging() -> None:
+    handler = runtime_logging.configure("json", "info", stream=io.StringIO())
+    try:
+        assert not logging.getLogger("kopf.objects").isEnabledFor(logging.INFO)
+        assert logging.getLogger("kopf.objects").isEnabledFor(logging.WARNING)
+    finally:
+        logging.getLogger().removeHandler(handler)
