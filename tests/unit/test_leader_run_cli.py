@@ -32,6 +32,21 @@ current-context: hub
 """
 
 
+@pytest.fixture(autouse=True)
+def _restore_logging() -> object:
+    """`run` and `configure` set logger levels and a root handler; put them back."""
+    names = ("", "kopf", "kopf.objects")
+    levels = {name: logging.getLogger(name).level for name in names}
+    handlers = list(logging.getLogger().handlers)
+    yield None
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+
+
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> str:
     path = tmp_path / "kubeconfig"
