@@ -269,6 +269,15 @@ class Simulation:
                 cluster = await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status)
                 self.clusters.remember(cluster)
             lease = self.leases.get(names.CLUSTER_LEASE_NAME, name)
+            if lease is None:
+                # As OCM's hub does for an accepted cluster: start the clock with a fresh lease,
+                # so a cluster whose agent never reports still turns Unknown.
+                try:
+                    lease = await self.writer.create_if_absent(LEASES, _body(cluster_lease(name, now)), name)
+                except NotFound:  # no cluster namespace (a ManagedCluster made by hand): no lease
+                    lease = None
+                if lease is not None:
+                    self.leases.remember(lease)
             if lease is not None and lease_expired(cluster, lease, now):
                 status = lease_stopped_status(cluster, now)
                 if status is not None:

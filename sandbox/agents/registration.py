@@ -137,8 +137,17 @@ def managed_cluster(member: FleetMember, lease_duration_seconds: int) -> dict[st
         "apiVersion": CLUSTER_API_VERSION,
         "kind": "ManagedCluster",
         "metadata": {"name": member.name, "labels": dict(member.labels)},
-        "spec": {"hubAcceptsClient": True, "leaseDurationSeconds": lease_duration_seconds},
+        "spec": {
+            "hubAcceptsClient": True,
+            "leaseDurationSeconds": lease_duration_seconds,
+            "managedClusterClientConfigs": [{"url": simulated_api_url(member.name)}],
+        },
     }
+
+
+def simulated_api_url(name: str) -> str:
+    """Where the simulated cluster's (non-existent) API server would be."""
+    return f"https://api.{name}.clusters.ocm-rollout.local:6443"
 
 
 def cluster_namespace(name: str) -> dict[str, Any]:

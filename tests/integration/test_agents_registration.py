@@ -145,3 +145,17 @@ def test_silent_agent_turns_unknown_and_unreachable_then_recovers(start_sim: Any
     ]
     wait_until(lambda: available(sim_api, "cluster1") == "True", timeout=30, message="cluster1 recovered")
     wait_until(lambda: taint_keys(sim_api, "cluster1") == [], timeout=20, message="taint removed")
+
+
+def test_agent_that_never_reports_turns_unknown(start_sim: Any, sim_api: Any, sim_hub: Any, client_for: Any) -> None:
+    start_sim(
+        clusters=1,
+        profile={
+            "defaults": {"leaseDurationSeconds": 1},
+            "clusters": [{"name": "cluster1", "unreachable": [{"after": "0s", "for": "1h"}]}],
+        },
+    )
+    coordination = kubernetes.client.CoordinationV1Api(client_for(sim_hub))
+    wait_until(lambda: coordination.list_namespaced_lease("cluster1").items, timeout=20, message="hub-made lease")
+    wait_until(lambda: available(sim_api, "cluster1") == "Unknown", timeout=30, message="cluster1 unknown")
+    assert taint_keys(sim_api, "cluster1") == ["cluster.open-cluster-management.io/unreachable"]

@@ -75,7 +75,12 @@ def test_allocatable_is_below_capacity() -> None:
 
 def test_registered_cluster_is_accepted_with_its_lease_duration() -> None:
     obj = managed_cluster(fleet_member(2), 10)
-    assert obj["spec"] == {"hubAcceptsClient": True, "leaseDurationSeconds": 10}
+    assert (obj["spec"]["hubAcceptsClient"], obj["spec"]["leaseDurationSeconds"]) == (True, 10)
+
+
+def test_registered_cluster_names_its_api_server_url() -> None:
+    obj = managed_cluster(fleet_member(2), 10)
+    assert obj["spec"]["managedClusterClientConfigs"] == [{"url": "https://api.cluster2.clusters.ocm-rollout.local:6443"}]
 
 
 # --- agent side -------------------------------------------------------------------------------------
