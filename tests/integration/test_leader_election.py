@@ -212,3 +212,41 @@ def test_standby_is_ready_and_says_who_leads(
 
     assert "standby" in wait_until(standby_ready, STARTUP_TIMEOUT, "the standby's readiness")
     assert a.process.poll() is None
+
+
+def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
+    run_hub: Hub, processes: list[RunProcess]
+) -> None:
+    hub = run_hub
+    a = start_candidate(hub, "proc-a", processes)
+    wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
+    wait_until(lambda: a.logged("operator started"), STARTUP_TIMEOUT, "the operator")
+
+    # Another candidate (here: the test, as admin) takes the Lease over and never renews it.
+    async def usurp() -> None:
+        kube = hub.kube()
+        lease = await kube.get(LEASES, LEASE, NAMESPACE)
+        lease["spec"]["holderIdentity"] = "intruder"
+        await kube.replace(LEASES, lease, NAMESPACE)
+
+    asyncio.run(usurp())
+    wait_until(lambda: a.logged("leadership lost: stopping the operator now"), 30, "proc-a to stop acting")
+    stopped = len(a.logged("stopping the operator")) + len(a.logged("aborting the operator"))
+    assert stopped >= 1
+    # While the intruder's Lease is valid, proc-a's controller writes nothing.
+    during = [f"during-{i}" for i in range(2)]
+    create_probes(hub, during)
+
+    def reacquired() -> bool:
+        # Checked at every poll until proc-a leads again: nothing handled in the meantime.
+        # Read the probes first: a probe handled before a read that still shows the intruder
+        # can only have been handled while the intruder held the Lease.
+        handled = any(handled_by(hub, during).values())
+        current = holder(hub)
+        assert not (handled and current == "intruder"), "proc-a reconciled while another holder had the Lease"
+        return current == "proc-a"
+
+    wait_until(reacquired, LEASE_DURATION * 4 + 10, "proc-a to take the expired Lease back")
+    assert len(a.logged("became leader")) == 2
+    wait_until(lambda: all(handled_by(hub, during).values()), 30, "proc-a to handle the probes once it leads again")
+    assert set(handled_by(hub, during).values()) == {"proc-a"}
