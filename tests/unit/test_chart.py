@@ -278,3 +278,23 @@ def test_notes_explain_how_to_find_the_leader_and_the_metrics(chart: Any) -> Non
     notes = chart.render(chart.merge_values({}), name="ocm", namespace="ocm-system")["ocm-rollout/templates/NOTES.txt"]
     assert "kubectl -n ocm-system get leases" in notes
     assert "/metrics" in notes and "/debug/placements/" in notes
+
+
+def _leaves(values: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value and key not in ("resources", "podSecurityContext", "securityContext"):
+            out.extend(_leaves(value, path + "."))
+        else:
+            out.append(path)
+    return out
+
+
+def test_readme_documents_every_value() -> None:
+    readme = (CHART / "README.md").read_text()
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    missing = [path for path in _leaves(values) if path.rsplit(".", 1)[-1] not in readme]
+    assert missing == []
+    for key in values:
+        assert f"`{key}" in readme, key
