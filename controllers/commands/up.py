@@ -42,6 +42,7 @@ DEFAULT_CLUSTERS = 5
 ANSWER_TIMEOUT_SECONDS = 15.0
 SHUTDOWN_TIMEOUT_SECONDS = 20.0
 CLIENT_POOL_SIZE = 32
+LOG_FILE_NAME = "up.log"
 
 
 class UsageError(ValueError):
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         description=(
             "Start the embedded local hub (a Kubernetes-compatible API server), write a kubeconfig for "
             "it, register simulated managed clusters and run their agents and the controllers, with a "
-            "live view, until Ctrl-C."
+            "live view, until Ctrl-C. On a terminal the logs go to up.log next to the kubeconfig."
         ),
     )
     parser.add_argument(
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
     log_file: TextIO | None = None
     if interactive:
         # The screen belongs to the view: logs go to a file next to the kubeconfig.
-        log_path = Path(args.kubeconfig).expanduser().parent / "up.log"
+        log_path = Path(args.kubeconfig).expanduser().parent / LOG_FILE_NAME
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_file = log_path.open("a", encoding="utf-8")
         log_stream = log_file
@@ -182,6 +183,8 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
         kube = Kube(_client(_written(hub, kubeconfig)), field_manager="ocm-rollout-simulator")
         await _wait_answering(kube)
         banner = usage_lines(hub.url, kubeconfig, args.clusters, names)
+        if interactive:
+            banner.append(f"logs: {kubeconfig.parent / LOG_FILE_NAME}")
 
         view: LiveView | None = None
 
