@@ -22,7 +22,7 @@ import binascii
 import copy
 import json
 import re
-from collections.abc import Iterator
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,6 +55,9 @@ OBJECT_META_FIELDS = frozenset(
 )
 
 _MISSING = object()
+# Compiled schemas are shared by hubs running in different threads; cel-python's evaluator is
+# not documented as thread-safe, so evaluations are serialised.
+_CEL_LOCK = threading.Lock()
 
 
 @dataclass
@@ -183,10 +186,6 @@ def _to_jsonschema(schema: dict[str, Any], *, root: bool = False) -> dict[str, A
 
 class SchemaError(ValueError):
     """The CRD's schema itself is unusable (bad CEL rule, unknown type...)."""
-
-
-def _cel_to_py(value: Any) -> Any:
-    return value
 
 
 def _compile_node(schema: dict[str, Any], env: celpy.Environment, where: str) -> Node:
@@ -408,7 +407,8 @@ class CompiledSchema:
                 where = (where if path else "") + rule.field_path
                 where = where.lstrip(".")
             try:
-                result = rule.program.evaluate(activation)
+                with _CEL_LOCK:
+                    result = rule.program.evaluate(activation)
                 failed = not (isinstance(result, celtypes.BoolType) and bool(result))
                 message = rule.message
             except Exception as exc:  # an evaluation error fails the rule, as in kube-apiserver
@@ -477,8 +477,3 @@ def _cause_for(err: jsonschema.ValidationError) -> dict[str, str]:
     if v == "format":
         return cause(reason, where, f"Invalid value: {shown}: {in_body} must be of type {err.validator_value}: {shown}")
     return cause(reason, where, f"Invalid value: {shown}: {err.message}")
-
-
-def iter_unknown_message(unknown: list[str]) -> Iterator[str]:
-    for path in unknown:
-        yield f'unknown field "{path}"'

@@ -175,7 +175,6 @@ class LocalHub:
         self._tasks: list[asyncio.Task[None]] = []
         self._log_file: Any = None
         self._openapi_cache: dict[str, tuple[int, Any]] = {}
-        self._stopping = False
 
     # life cycle ---------------------------------------------------------------------------------
 
@@ -266,7 +265,6 @@ class LocalHub:
                 raise ValueError(f"CRD {name!r} cannot be served: {exc.message}") from exc
 
     async def stop(self) -> None:
-        self._stopping = True
         if self.store is not None:
             for w in self.store.all_watchers():
                 w.close()
