@@ -88,10 +88,6 @@ class ScheduleResult:
         """Whether the controller writes anything for this pass."""
         return self.skipped is None and self.aborted is None
 
-    @property
-    def filtered(self) -> list[str]:
-        return list(self.feasible)
-
     def requeue_at(self) -> datetime | None:
         times = [t for t in (self.toleration_requeue_at, self.score_expiry_at) if t is not None]
         return min(times) if times else None

@@ -19,6 +19,7 @@ import pytest
 
 from controllers.runtime.kube import (
     MANAGED_CLUSTER_SET_BINDINGS,
+    MANAGED_CLUSTER_SETS,
     MANAGED_CLUSTERS,
     NAMESPACES,
     PLACEMENT_DECISIONS,
@@ -73,10 +74,14 @@ def settled_passes(operator: PlacementOperator, api: Api, namespace: str, name: 
 
 
 class Fleet:
-    """One test's set, namespace and clusters."""
+    """One test's set, namespace and clusters (removed again after the test)."""
+
+    made: list[Fleet] = []
 
     def __init__(self, api: Api, size: int = 3, memory: list[str] | None = None) -> None:
+        Fleet.made.append(self)
         self.api = api
+        self.extra_namespaces: list[str] = []
         self.tag = uuid.uuid4().hex[:6]
         self.set = f"set-{self.tag}"
         api.cluster_set(self.set)
@@ -85,6 +90,18 @@ class Fleet:
         self.clusters = [f"c{i}-{self.tag}" for i in range(1, size + 1)]
         for i, name in enumerate(self.clusters):
             api.cluster(name, self.set, {"index": str(i)}, memory=memory[i] if memory else None)
+
+
+@pytest.fixture(autouse=True)
+def remove_fleets(api: Api) -> Iterator[None]:
+    yield
+    while Fleet.made:
+        fleet = Fleet.made.pop()
+        for name in fleet.clusters:
+            api.delete(MANAGED_CLUSTERS, name)
+        api.delete(MANAGED_CLUSTER_SETS, fleet.set)
+        for namespace in [fleet.namespace, *fleet.extra_namespaces]:
+            api.delete(NAMESPACES, namespace)
 
 
 def test_decisions_status_and_events_appear(operator: PlacementOperator, api: Api, wait_for: WaitFor) -> None:
@@ -172,6 +189,7 @@ def test_addon_score_change_reschedules_addon_placements_only(
     fleet = Fleet(api, size=2)
     for name in fleet.clusters:
         api.create(NAMESPACES, {"metadata": {"name": name}})
+        fleet.extra_namespaces.append(name)
     api.score(fleet.clusters[0], "usage", {"free": 90})
     api.score(fleet.clusters[1], "usage", {"free": 10})
     policy = {"mode": "Exact", "configurations": [{"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "free"}}}]}
