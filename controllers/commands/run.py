@@ -347,7 +347,10 @@ async def _run_elected(config: RunConfig, state: health.RunState, stop: asyncio.
         while not stop.is_set():
             state.role = health.Role.STANDBY
             if placeholder is not None:
-                await placeholder.start()
+                try:
+                    await placeholder.start()
+                except OSError as exc:  # the port not yet freed by a stopping operator
+                    log.warning("debug placeholder not started", extra={"error": str(exc)})
             log.info("waiting for leadership", extra={"lease": lease_key, "identity": config.identity})
             if not await elector.acquire(stop):
                 break
