@@ -348,7 +348,10 @@ class Engine:
         new = outcome.obj
         new.setdefault("metadata", {})
         causes = self._validate_meta(rt, new["metadata"], old)
-        causes.extend(schema.validate(new, old))
+        # Like validation ratcheting: an update that leaves everything but metadata as it was
+        # does not re-validate what was accepted before.
+        if old is None or _without(new, "metadata", "apiVersion", "kind") != _without(old, "metadata", "apiVersion", "kind"):
+            causes.extend(schema.validate(new, old))
         causes.extend(self._kind_checks(rt, new, old))
         if causes:
             raise errors.invalid(rt.group, rt.kind, _meta(new).get("name") or "", causes)

@@ -49,9 +49,12 @@ class Version:
     columns: list[Column] = field(default_factory=list)
     deprecated: bool = False
     deprecation_warning: str | None = None
+    _compiled: CompiledSchema | None = field(default=None, repr=False, compare=False)
 
     def schema(self) -> CompiledSchema:
-        return compiled_schema(self.schema_source)
+        if self._compiled is None:
+            self._compiled = compiled_schema(self.schema_source)
+        return self._compiled
 
 
 @dataclass
