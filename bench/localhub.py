@@ -166,6 +166,9 @@ async def fan_out(session: aiohttp.ClientSession, hub: Hub, watchers: int, updat
 
 async def run(args: argparse.Namespace) -> None:
     extra = ["--insecure-http"] if args.plain_http else []
+    data_dir = tempfile.TemporaryDirectory() if args.sqlite else None
+    if data_dir is not None:
+        extra += ["--data", str(Path(data_dir.name) / "hub.sqlite")]
     hub = Hub(extra)
     try:
         connector = aiohttp.TCPConnector(limit=args.concurrency + args.watchers + 4)
@@ -199,6 +202,8 @@ async def run(args: argparse.Namespace) -> None:
             )
     finally:
         hub.stop()
+        if data_dir is not None:
+            data_dir.cleanup()
 
 
 def main() -> int:
@@ -208,8 +213,10 @@ def main() -> int:
     parser.add_argument("--watchers", type=int, default=50)
     parser.add_argument("--updates", type=int, default=200)
     parser.add_argument("--plain-http", action="store_true", help="measure without TLS")
+    parser.add_argument("--sqlite", action="store_true", help="persist to a SQLite file (--data), as `ocm-rollout up --data`")
     args = parser.parse_args()
-    print(f"local hub benchmark (python {sys.version.split()[0]}, {os.cpu_count()} CPUs, server in its own process)")
+    mode = ("plain HTTP" if args.plain_http else "TLS") + (", SQLite --data" if args.sqlite else ", in memory")
+    print(f"local hub benchmark (python {sys.version.split()[0]}, {os.cpu_count()} CPUs, server in its own process, {mode})")
     asyncio.run(run(args))
     return 0
 
