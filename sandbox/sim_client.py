@@ -13,6 +13,7 @@ the cache and calls the change callback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -297,10 +298,8 @@ class Informer:
                     "watch failed; listing again",
                     extra={"resource": self.resource.plural, "error": str(exc), "retry_in": delay},
                 )
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=delay)
-                except TimeoutError:
-                    pass
         self._closing.set()
         self._interrupt()
 

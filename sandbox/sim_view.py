@@ -11,6 +11,7 @@ a log when stdout is not a terminal. ``LiveView`` refreshes either way until sto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shutil
 import sys
@@ -410,10 +411,8 @@ class LiveView:
         try:
             while not stop.is_set():
                 self.draw()
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=REFRESH_SECONDS)
-                except TimeoutError:
-                    pass
             if not self.interactive:
                 self.draw()
         finally:
