@@ -32,7 +32,7 @@ from typing import Any
 import celpy
 import lark
 from celpy import celtypes
-from celpy.evaluation import CELEvalError, base_functions
+from celpy.evaluation import CELEvalError, Evaluator, base_functions
 
 from controllers.placement import cel_library
 
@@ -367,6 +367,44 @@ def _parse_json(text: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+# Kubernetes bounds CEL evaluation by cost (a per-expression limit and a budget shared by the
+# expressions evaluated for one cluster). celpy has no cost model, so every evaluated AST node
+# counts one unit against the same two figures.
+PER_EXPRESSION_LIMIT = 1_000_000
+SHARED_BUDGET = 10_000_000
+
+
+class CostLimitExceeded(Exception):
+    """The evaluation ran out of its cost budget (an evaluation error: no match)."""
+
+
+class _Budget:
+    def __init__(self, shared: int) -> None:
+        self.shared = shared
+        self.expression = PER_EXPRESSION_LIMIT
+
+    def spend(self) -> None:
+        self.shared -= 1
+        self.expression -= 1
+        if self.shared < 0 or self.expression < 0:
+            raise CostLimitExceeded("operation cancelled: actual cost limit exceeded")
+
+
+class _BudgetedEvaluator(Evaluator):
+    """celpy's interpreter, counting every visited node against a budget."""
+
+    budget: _Budget
+
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        self.budget.spend()
+        return super()._visit_tree(tree)
+
+    def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
+        nested = _BudgetedEvaluator(ast, activation=self.activation)
+        nested.budget = self.budget
+        return nested
+
+
 class CelSelector:
     """The compiled CEL expressions of one cluster selector, bound to one scheduling pass."""
 
@@ -376,14 +414,16 @@ class CelSelector:
         functions = _functions(score_lookup)
         self._runners = [env.program(expr.ast, functions=functions) for expr in self.expressions]
 
-    def matches(self, cluster: Any) -> bool:
+    def matches(self, cluster: Any, *, budget: int = SHARED_BUDGET) -> bool:
         """Whether every expression returns true for ``cluster`` (its celpy value, see ``to_cel``)."""
+        shared = _Budget(budget)
         for runner in self._runners:
+            shared.expression = PER_EXPRESSION_LIMIT
+            evaluator = _BudgetedEvaluator(runner.ast, activation=runner.new_activation())
+            evaluator.budget = shared
             try:
-                result = runner.evaluate({VARIABLE: cluster})
-            except CELEvalError:
-                return False
-            except RecursionError:
+                result = evaluator.evaluate({VARIABLE: cluster})
+            except (CELEvalError, CostLimitExceeded, RecursionError):
                 return False
             except Exception:  # celpy internals: count as an evaluation error, never crash
                 return False

@@ -127,3 +127,22 @@ def test_type_names_are_declared() -> None:
     assert evaluate('type(managedCluster.metadata.name) == string') is True
 
 
+
+
+def test_running_out_of_budget_is_no_match() -> None:
+    selector = CelSelector(compile_all(["[1, 2, 3].all(x, x > 0)"]), lambda c, r: None)
+    assert selector.matches(to_cel(CLUSTER)) is True
+    assert selector.matches(to_cel(CLUSTER), budget=10) is False
+
+
+def test_budget_is_shared_by_the_expressions_of_a_selector() -> None:
+    one = CelSelector(compile_all(["[1, 2, 3].all(x, x > 0)"]), lambda c, r: None)
+    two = CelSelector(compile_all(["[1, 2, 3].all(x, x > 0)"] * 2), lambda c, r: None)
+    needed = next(b for b in range(1, 500) if one.matches(to_cel(CLUSTER), budget=b))
+    assert two.matches(to_cel(CLUSTER), budget=needed) is False
+    assert two.matches(to_cel(CLUSTER), budget=2 * needed) is True
+
+
+def test_exhausted_budget_is_not_absorbed_by_or() -> None:
+    selector = CelSelector(compile_all(["[1, 2, 3, 4, 5, 6].all(x, x > 0) || true"]), lambda c, r: None)
+    assert selector.matches(to_cel(CLUSTER), budget=8) is False
