@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import kopf
+from kubernetes.client import ApiClient
 from pydantic import ValidationError
 
 from api.meta import format_validation_error
@@ -38,8 +42,10 @@ from controllers.runtime.kube import (
     Conflict,
     Forbidden,
     Invalid,
+    Kube,
     KubeError,
     NotFound,
+    Resource,
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
@@ -158,12 +164,54 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+class WorkWriter:
+    """ManifestWork writes with ``WRITE_CONCURRENCY`` requests in flight: a connection pool and
+    threads of its own, so a pass over a thousand clusters is not limited by the event loop's
+    default executor (a handful of threads) nor by the shared client's pool."""
+
+    def __init__(self, kube: Kube, concurrency: int) -> None:
+        configuration = copy.deepcopy(kube.api_client.configuration)
+        configuration.connection_pool_maxsize = max(concurrency, configuration.connection_pool_maxsize or 0)
+        self.kube = Kube(ApiClient(configuration), field_manager=kube.field_manager)
+        self.executor = ThreadPoolExecutor(concurrency, thread_name_prefix="workset-write")
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> JSON:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.executor, functools.partial(self.kube.request_sync, method, path, **kwargs)
+        )
+
+    async def create(self, res: Resource, body: JSON, namespace: str) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return await self._call("POST", res.path(namespace), body=body, query={"fieldManager": self.kube.field_manager})
+
+    async def patch(self, res: Resource, name: str, patch: JSON, namespace: str) -> JSON:
+        return await self._call(
+            "PATCH",
+            res.path(namespace, name),
+            body=patch,
+            content_type="application/merge-patch+json",
+            query={"fieldManager": self.kube.field_manager},
+        )
+
+    async def delete(self, res: Resource, name: str, namespace: str) -> None:
+        try:
+            await self._call("DELETE", res.path(namespace, name), body={"kind": "DeleteOptions", "apiVersion": "v1"})
+        except NotFound:
+            pass
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.kube.api_client.close()
+
+
 class WorksetController:
     """State and handlers of one running ManifestWorkReplicaSet controller."""
 
     def __init__(self, context: ControllerContext) -> None:
         self.context = context
         self.kube = context.kube
+        self.writer = WorkWriter(context.kube, WRITE_CONCURRENCY)
         self.queue: WorkQueue[str] = WorkQueue("workset", on_depth=context.on_queue_depth)
         # Finished-work garbage collection (MWRS.md 9), keyed "namespace/name" of a work.
         self.ttl_queue: WorkQueue[str] = WorkQueue("workset-ttl", on_depth=context.on_queue_depth)
@@ -178,8 +226,11 @@ class WorksetController:
         # Owner label value -> MWRS keys (several only for colliding hashed values).
         self.owners: dict[str, set[str]] = {}
         self.owner_of_key: dict[str, str] = {}
-        # (uid, generation) of a work -> canonical form of its spec (template.normal_spec).
-        self.spec_forms: dict[tuple[str, int], str] = {}
+        # uid of a work -> (generation, canonical form of its spec (template.normal_spec)).
+        self.spec_forms: dict[str, tuple[int, str]] = {}
+        # Works by owner label value, kept from the work informer's events (no full scans).
+        self.works_by_owner: dict[str, dict[_Key, JSON]] = {}
+        self.work_owner: dict[_Key, str] = {}
         # (namespace, owner label, placement) pairs whose create may have succeeded unseen.
         self.uncertain: set[tuple[str, str, str]] = set()
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
@@ -210,6 +261,7 @@ class WorksetController:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
+            self.writer.close()
 
     async def _run(self) -> None:
         assert self.informers is not None
@@ -237,11 +289,20 @@ class WorksetController:
         self.queue.add(key)
 
     def on_work(self, event_type: str, obj: JSON) -> None:
-        if event_type == "DELETED":
-            uid = str(meta(obj).get("uid") or "")
-            for form_key in [k for k in self.spec_forms if k[0] == uid]:
-                del self.spec_forms[form_key]
+        ref = (namespace_of(obj), name_of(obj))
         value = labels_of(obj).get(MWRS_LABEL)
+        previous = self.work_owner.pop(ref, None)
+        if previous is not None:
+            bucket = self.works_by_owner.get(previous)
+            if bucket is not None:
+                bucket.pop(ref, None)
+                if not bucket:
+                    del self.works_by_owner[previous]
+        if event_type == "DELETED":
+            self.spec_forms.pop(str(meta(obj).get("uid") or ""), None)
+        elif value is not None:
+            self.work_owner[ref] = value
+            self.works_by_owner.setdefault(value, {})[ref] = obj
         if value is None:
             if event_type != "DELETED" and ttl.ttl_seconds(obj) is not None:
                 self.ttl_queue.add(f"{namespace_of(obj)}/{name_of(obj)}")
@@ -287,7 +348,7 @@ class WorksetController:
             return decision.after
         if decision.action == ttl.DELETE:
             log.info("deleting finished work", extra={"key": key})
-            await self.kube.delete(MANIFEST_WORKS, name, namespace)
+            await self.writer.delete(MANIFEST_WORKS, name, namespace)
         return None
 
     # -- reading ------------------------------------------------------------------------------
@@ -297,19 +358,19 @@ class WorksetController:
 
     def owned_works(self, owner: Owner) -> list[JSON]:
         """Works marked with ``owner``, as stored plus this controller's own recent writes."""
-        assert self.work_cache is not None
         found: dict[_Key, JSON] = {}
-        for work in self.work_cache:
-            if labels_of(work).get(MWRS_LABEL) != owner.label_value:
-                continue
-            key = (namespace_of(work), name_of(work))
+        for key, work in list(self.works_by_owner.get(owner.label_value, {}).items()):
             seen = self.works_rw.view(work, key)
             if seen is not None and belongs_to(seen, owner):
                 found[key] = seen
         for key, body in self.works_rw.pending_creates():
-            if key not in found and self.work_cache.get(key[1], key[0]) is None and belongs_to(body, owner):
+            if key not in found and self._cached_work(key) is None and belongs_to(body, owner):
                 found[key] = body
         return sorted(found.values(), key=lambda w: (namespace_of(w), name_of(w)))
+
+    def _cached_work(self, key: _Key) -> JSON | None:
+        assert self.work_cache is not None
+        return self.work_cache.get(key[1], key[0])
 
     def spec_matcher(self, template: JSON) -> Callable[[JSON], bool]:
         wanted = normal_spec(template)
@@ -318,11 +379,12 @@ class WorksetController:
             uid = str(meta(work).get("uid") or "")
             if not uid:
                 return normal_spec(work.get("spec")) == wanted
-            key = (uid, generation_of(work))
-            form = self.spec_forms.get(key)
-            if form is None:
-                form = normal_spec(work.get("spec"))
-                self.spec_forms[key] = form
+            generation = generation_of(work)
+            known = self.spec_forms.get(uid)
+            if known is not None and known[0] == generation:
+                return known[1] == wanted
+            form = normal_spec(work.get("spec"))
+            self.spec_forms[uid] = (generation, form)
             return form == wanted
 
         return matches
@@ -485,7 +547,7 @@ class WorksetController:
         namespace = write.cluster
         if write.existing is None:
             try:
-                created = await self.kube.create(MANIFEST_WORKS, write.desired, namespace)
+                created = await self.writer.create(MANIFEST_WORKS, write.desired, namespace)
             except Conflict:
                 # AlreadyExists: a work of that name is there; the watch brings it to us.
                 return None
@@ -499,7 +561,7 @@ class WorksetController:
             return None
         assert write.patch is not None
         try:
-            updated = await self.kube.patch(MANIFEST_WORKS, name_of(write.existing), write.patch, namespace)
+            updated = await self.writer.patch(MANIFEST_WORKS, name_of(write.existing), write.patch, namespace)
         except (NotFound, Conflict):
             return WriteFailure(write.cluster, write.placement, "", "changed concurrently", verb="patch")
         except KubeError as exc:
@@ -513,7 +575,7 @@ class WorksetController:
 
     async def _delete_work(self, delete: WorkDelete, work: JSON | None) -> WriteFailure | None:
         try:
-            await self.kube.delete(MANIFEST_WORKS, delete.name, delete.namespace)
+            await self.writer.delete(MANIFEST_WORKS, delete.name, delete.namespace)
         except KubeError as exc:
             return WriteFailure(
                 delete.namespace, delete.placement or "", _failure_kind(exc, False), _error_text(exc), verb="delete"

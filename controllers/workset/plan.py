@@ -47,7 +47,13 @@ from controllers.workset.wire import (
     name_of,
     namespace_of,
 )
-from controllers.workset.workbuild import Owner, desired_work, update_patch
+from controllers.workset.workbuild import (
+    Owner,
+    desired_metadata,
+    desired_work,
+    metadata_matches,
+    update_patch,
+)
 
 _GO_INT_RE = re.compile(r"^[+-]?[0-9]+$")
 
@@ -328,10 +334,29 @@ def _plan_ref(
         if stored is not None and is_deleting(stored):
             plan.waiting_for_deletion.append(cluster)
             continue
-        desired = desired_work(
-            mwrs=mwrs, owner=owner, placement=name, cluster=cluster, existing=stored, now=now
+        stored_current = stored is not None and is_current(stored)
+        metadata = desired_metadata(
+            mwrs=mwrs,
+            owner=owner,
+            placement=name,
+            cluster=cluster,
+            existing=stored,
+            existing_current=stored_current,
+            now=now,
         )
-        patch = None if stored is None else update_patch(stored, desired)
+        if stored is not None and stored_current and metadata_matches(stored, metadata):
+            continue
+        desired = desired_work(
+            mwrs=mwrs,
+            owner=owner,
+            placement=name,
+            cluster=cluster,
+            existing=stored,
+            now=now,
+            existing_current=stored_current,
+            metadata=metadata,
+        )
+        patch = None if stored is None else update_patch(stored, desired, stored_current)
         if stored is not None and patch is None:
             continue
         plan.writes.append(

@@ -107,28 +107,28 @@ def belongs_to(work: Mapping[str, Any], owner: Owner) -> bool:
     return annotations_of(work).get(MWRS_OWNER_ANNOTATION) == owner.annotation
 
 
-def desired_work(
+def desired_metadata(
     *,
     mwrs: Mapping[str, Any],
     owner: Owner,
     placement: str,
     cluster: str,
     existing: Mapping[str, Any] | None,
+    existing_current: bool,
     now: datetime,
 ) -> JSON:
-    """The ManifestWork ``mwrs`` wants in ``cluster`` for ``placement``.
+    """The metadata of the work ``mwrs`` wants in ``cluster`` for ``placement``.
 
     ``existing`` is the current work of this (cluster, placement), if any: its name is kept, and
-    so is its revision time when its spec already equals the template.
+    so is its revision time when ``existing_current`` (its spec already equals the template).
     """
-    template = (mwrs.get("spec") or {}).get("manifestWorkTemplate") or {}
     labels = dict(labels_of(mwrs))
     labels.update(owner_labels(owner, placement))
     annotations: dict[str, str] = {}
     if owner.annotation is not None:
         annotations[MWRS_OWNER_ANNOTATION] = owner.annotation
     applied_at = format_time(now)
-    if existing is not None and spec_equals_template(existing.get("spec"), template):
+    if existing is not None and existing_current:
         kept = annotations_of(existing).get(TEMPLATE_APPLIED_ANNOTATION)
         applied_at = kept if kept is not None else ""
     if applied_at:
@@ -140,6 +140,47 @@ def desired_work(
         metadata["name"] = meta(existing)["name"]
     else:
         metadata["generateName"] = str(meta(mwrs).get("name") or "")[:GENERATE_NAME_MAX]
+    return metadata
+
+
+def metadata_matches(existing: Mapping[str, Any], metadata: Mapping[str, Any]) -> bool:
+    """Whether ``existing`` already carries exactly these labels and annotations, and no
+    ownerReferences (what OCM compares besides the spec)."""
+    old = meta(existing)
+    return (
+        (old.get("labels") or {}) == (metadata.get("labels") or {})
+        and (old.get("annotations") or {}) == (metadata.get("annotations") or {})
+        and not old.get("ownerReferences")
+    )
+
+
+def desired_work(
+    *,
+    mwrs: Mapping[str, Any],
+    owner: Owner,
+    placement: str,
+    cluster: str,
+    existing: Mapping[str, Any] | None,
+    now: datetime,
+    existing_current: bool | None = None,
+    metadata: JSON | None = None,
+) -> JSON:
+    """The ManifestWork ``mwrs`` wants in ``cluster`` for ``placement``: ``desired_metadata``
+    and the template verbatim as its spec. ``existing_current`` says whether ``existing``'s spec
+    equals the template (computed when not given)."""
+    template = (mwrs.get("spec") or {}).get("manifestWorkTemplate") or {}
+    if existing_current is None:
+        existing_current = existing is not None and spec_equals_template(existing.get("spec"), template)
+    if metadata is None:
+        metadata = desired_metadata(
+            mwrs=mwrs,
+            owner=owner,
+            placement=placement,
+            cluster=cluster,
+            existing=existing,
+            existing_current=existing_current,
+            now=now,
+        )
     return {
         "apiVersion": "work.open-cluster-management.io/v1",
         "kind": "ManifestWork",
@@ -177,10 +218,13 @@ def _nulls_removed(value: Any) -> Any:
 _MANAGED_METADATA = ("labels", "annotations", "ownerReferences")
 
 
-def update_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> JSON | None:
+def update_patch(
+    existing: Mapping[str, Any], desired: Mapping[str, Any], spec_current: bool | None = None
+) -> JSON | None:
     """The one merge patch that makes ``existing`` carry ``desired``'s labels, annotations,
     ownerReferences and spec (None when nothing differs). Foreign labels and annotations are
-    removed, like OCM does. The patch carries the work's uid as a precondition."""
+    removed, like OCM does. The patch carries the work's uid as a precondition.
+    ``spec_current`` says whether ``existing``'s spec already equals the template."""
     old_meta = meta(existing)
     new_meta = meta(desired)
     meta_patch: JSON = {}
@@ -191,7 +235,9 @@ def update_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> JSO
             meta_patch[field] = merge_patch(old_value, new_value) if field != "ownerReferences" else new_value
     spec_patch = None
     template = desired.get("spec") or {}
-    if not spec_equals_template(existing.get("spec"), template):
+    if spec_current is None:
+        spec_current = spec_equals_template(existing.get("spec"), template)
+    if not spec_current:
         spec_patch = merge_patch(existing.get("spec") or {}, template)
     if not meta_patch and spec_patch is None:
         return None

@@ -1,0 +1,262 @@
+"""Benchmark of the ManifestWorkReplicaSet controller on the local hub.
+
+The hub (``python -m sandbox.server``) and the controller (``ocm-rollout run --controllers
+workset``) each run in their own process, as they would in a deployment. This process registers
+the cluster namespaces, measures the hub's raw ManifestWork create rate (the official client,
+``--concurrency`` requests in flight), then times, for an MWRS over all clusters:
+
+- strategy All: from creating the MWRS to ``status.summary.total == N``;
+- strategy Progressive with maxConcurrency 10%: the same, with a minimal work agent in this
+  process that reports every new work generation as succeeded at once (Applied, Available,
+  Progressing False), so the time is the controller's (plus the agent's round trips).
+
+and prints the controller's ManifestWork writes per second next to the raw rate.
+Target (issue 6): the controller reaches >= 70% of the raw rate for All.
+
+    .venv/bin/python bench/mwrs.py [--clusters 1000] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from controllers.runtime.kube import (  # noqa: E402
+    JSON,
+    MANIFEST_WORK_REPLICA_SETS,
+    MANIFEST_WORKS,
+    NAMESPACES,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+    Kube,
+    Resource,
+)
+from controllers.runtime.operator import load_client  # noqa: E402
+
+TEMPLATE: JSON = {
+    "workload": {
+        "manifests": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bench", "namespace": "default"},
+             "data": {"key": "value"}}
+        ]
+    }
+}
+DECISIONS_PER_PAGE = 100
+
+
+class Client:
+    """Synchronous calls through the official client (the code path the controllers use)."""
+
+    def __init__(self, kubeconfig: str, pool: int) -> None:
+        api = load_client(kubeconfig)
+        api.configuration.connection_pool_maxsize = pool
+        self.kube = Kube(kubernetes.client.ApiClient(api.configuration))
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return self.kube.request_sync("POST", res.path(namespace), body=body)
+
+    def patch_status(self, res: Resource, name: str, patch: JSON, namespace: str) -> JSON:
+        return self.kube.request_sync("PATCH", res.path(namespace, name, "status"), body=patch,
+                                      content_type="application/merge-patch+json")
+
+    def get(self, res: Resource, name: str, namespace: str) -> JSON:
+        return self.kube.request_sync("GET", res.path(namespace, name))
+
+
+def start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
+    handle = log.open("wb")
+    return subprocess.Popen(cmd, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def wait_file(path: Path, proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size > 0:
+            return
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited with {proc.returncode}")
+        time.sleep(0.05)
+    raise SystemExit(f"{what} did not start")
+
+
+def parallel(pool: concurrent.futures.ThreadPoolExecutor, calls: list[Any]) -> float:
+    started = time.perf_counter()
+    for future in [pool.submit(call) for call in calls]:
+        future.result()
+    return time.perf_counter() - started
+
+
+def setup_placement(client: Client, ns: str, clusters: list[str]) -> None:
+    client.create(NAMESPACES, {"metadata": {"name": ns}})
+    client.create(PLACEMENTS, {"metadata": {"name": "fleet", "namespace": ns}, "spec": {}}, ns)
+    pages = [clusters[i : i + DECISIONS_PER_PAGE] for i in range(0, len(clusters), DECISIONS_PER_PAGE)]
+    client.patch_status(PLACEMENTS, "fleet", {"status": {
+        "numberOfSelectedClusters": len(clusters),
+        "decisionGroups": [{"decisionGroupIndex": 0, "decisionGroupName": "",
+                            "decisions": [f"fleet-decision-{i + 1}" for i in range(len(pages))],
+                            "clusterCount": len(clusters)}],
+    }}, ns)
+    for index, page in enumerate(pages):
+        name = f"fleet-decision-{index + 1}"
+        client.create(PLACEMENT_DECISIONS, {"metadata": {"name": name, "namespace": ns, "labels": {
+            "cluster.open-cluster-management.io/placement": "fleet",
+            "cluster.open-cluster-management.io/decision-group-index": "0",
+        }}}, ns)
+        client.patch_status(PLACEMENT_DECISIONS, name, {"status": {
+            "decisions": [{"clusterName": c, "reason": ""} for c in page]}}, ns)
+
+
+def time_rollout(client: Client, ns: str, strategy: JSON, total: int, timeout: float) -> float:
+    started = time.perf_counter()
+    client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
+        "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
+        "manifestWorkTemplate": TEMPLATE,
+    }}, ns)
+    deadline = started + timeout
+    while time.perf_counter() < deadline:
+        status = client.get(MANIFEST_WORK_REPLICA_SETS, "bench", ns).get("status") or {}
+        if (status.get("summary") or {}).get("total") == total:
+            return time.perf_counter() - started
+        time.sleep(0.02)
+    raise SystemExit(f"timed out: {ns} did not reach summary.total == {total} in {timeout}s")
+
+
+class Agent:
+    """Reports every new generation of the benchmark's works as succeeded, at once."""
+
+    def __init__(self, kubeconfig: str, client: Client, owner: str, workers: int) -> None:
+        self.kubeconfig = kubeconfig
+        self.client = client
+        self.owner = owner
+        self.pool = concurrent.futures.ThreadPoolExecutor(workers)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.ready = threading.Event()
+
+    def _succeed(self, ns: str, name: str, generation: int) -> None:
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        conditions = [
+            {"type": t, "status": s, "observedGeneration": generation, "lastTransitionTime": now,
+             "reason": "Bench", "message": ""}
+            for t, s in (("Applied", "True"), ("Available", "True"), ("Progressing", "False"))
+        ]
+        self.client.patch_status(MANIFEST_WORKS, name, {"status": {"conditions": conditions}}, ns)
+
+    def _run(self) -> None:
+        api = kubernetes.client.CustomObjectsApi(load_client(self.kubeconfig))
+        seen: set[tuple[str, str, int]] = set()
+        self.ready.set()
+        while not self.stop.is_set():
+            for event in kubernetes.watch.Watch().stream(
+                api.list_cluster_custom_object, "work.open-cluster-management.io", "v1", "manifestworks",
+                label_selector=f"work.open-cluster-management.io/manifestworkreplicaset={self.owner}",
+                timeout_seconds=2,
+            ):
+                obj = event["object"]
+                meta = obj["metadata"]
+                key = (meta["namespace"], meta["name"], meta.get("generation", 0))
+                if event["type"] in ("ADDED", "MODIFIED") and key not in seen:
+                    seen.add(key)
+                    self.pool.submit(self._succeed, *key)
+                if self.stop.is_set():
+                    break
+
+    def start(self) -> None:
+        self.thread.start()
+        self.ready.wait(10)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        self.pool.shutdown(wait=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clusters", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=16, help="requests in flight for the raw rate")
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args()
+    n = args.clusters
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        kubeconfig = tmp / "kubeconfig"
+        hub = start([sys.executable, "-m", "sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
+                     "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
+        controller: subprocess.Popen[bytes] | None = None
+        try:
+            wait_file(kubeconfig, hub, "the local hub")
+            client = Client(str(kubeconfig), pool=args.concurrency * 2)
+            pool = concurrent.futures.ThreadPoolExecutor(args.concurrency)
+            clusters = [f"cluster{i}" for i in range(1, n + 1)]
+            parallel(pool, [lambda c=c: client.create(NAMESPACES, {"metadata": {"name": c}}) for c in clusters])
+
+            raw_seconds = parallel(pool, [
+                lambda c=c: client.create(MANIFEST_WORKS, {"metadata": {"name": "raw", "namespace": c,
+                                                                        "labels": {"bench": "raw"}},
+                                                           "spec": TEMPLATE}, c)
+                for c in clusters
+            ])
+            raw_rate = n / raw_seconds
+
+            env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+            env.pop("KUBECONFIG", None)
+            controller = subprocess.Popen(
+                [sys.executable, "-m", "controllers", "run", "--controllers", "workset", "--kubeconfig",
+                 str(kubeconfig), "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", "0",
+                 "--log-level", "warning"],
+                cwd=REPO, env=env, stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT,
+            )
+
+            # Warm-up: the controller has started and listed everything once this one is done.
+            setup_placement(client, "bench-warmup", clusters[:1])
+            time_rollout(client, "bench-warmup", {"type": "All"}, 1, args.timeout)
+
+            setup_placement(client, "bench-all", clusters)
+            all_seconds = time_rollout(client, "bench-all", {"type": "All"}, n, args.timeout)
+
+            setup_placement(client, "bench-progressive", clusters)
+            agent = Agent(str(kubeconfig), client, "bench-progressive.bench", args.concurrency)
+            agent.start()
+            try:
+                progressive_seconds = time_rollout(
+                    client, "bench-progressive",
+                    {"type": "Progressive", "progressive": {"maxConcurrency": "10%"}}, n, args.timeout,
+                )
+            finally:
+                agent.close()
+            pool.shutdown()
+        finally:
+            if controller is not None:
+                controller.terminate()
+                controller.wait(30)
+            hub.terminate()
+            hub.wait(30)
+
+    all_rate = n / all_seconds
+    progressive_rate = n / progressive_seconds
+    print(f"clusters: {n}; raw creates with {args.concurrency} in flight: {raw_seconds:.2f}s = {raw_rate:.0f} works/s")
+    print(f"All:                     {all_seconds:.2f}s to summary.total == {n}: {all_rate:.0f} works/s "
+          f"= {100 * all_rate / raw_rate:.0f}% of raw (target >= 70%)")
+    print(f"Progressive 10% batches: {progressive_seconds:.2f}s to summary.total == {n} (10 waves, agent "
+          f"included): {progressive_rate:.0f} works/s = {100 * progressive_rate / raw_rate:.0f}% of raw")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
