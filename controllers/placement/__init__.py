@@ -9,7 +9,10 @@ Pure core (no I/O, explicit ``now``):
 - ``scheduler``: one pass (``schedule(placement, snapshot, now)``) -> ``ScheduleResult``.
 - ``decisions``: the PlacementDecision objects, the writes to get there, the event texts.
 - ``explain``: the debug endpoint's JSON and ``ocm-rollout schedule --explain``.
-- ``triggers``: which Placements a change re-queues; ``bindings``: the binding Bound status.
+- ``triggers``: which Placements a change re-queues.
 
-Shell: ``operator`` (kopf; ``setup(registry, context)``, the debug routes).
+Shell: ``operator`` (kopf; ``setup(registry, context)``, the debug routes). The controller
+writes Placement status, PlacementDecisions and Events only; ManagedClusterSet and
+ManagedClusterSetBinding status belong to OCM's registration hub controller (the simulation in
+the local hub).
 """

@@ -13,8 +13,9 @@ can affect (``triggers``), through an in-process work queue. A pass of one Place
 5. asks to be looked at again when a toleration runs out or an AddOn score expires.
 
 Placements are also re-run every 10 minutes (OCM's informer resync), and those with AddOn
-prioritizers every 5 minutes. The controller also keeps each ManagedClusterSetBinding's
-``Bound`` condition (``bindings``), which OCM's registration controller writes.
+prioritizers every 5 minutes. It reads ManagedClusterSetBindings but never writes their
+status: their ``Bound`` condition belongs to OCM's registration hub controller (played by the
+simulation in the local hub), and scheduling does not consult it (SCHEDULING.md §2.1).
 
 The debug endpoint (§10) is published as aiohttp routes under
 ``context.extras["http_routes"]``; ``ocm-rollout run``/``up`` serve them on the debug address.
@@ -48,7 +49,6 @@ from api.constants import (
     REASON_MISCONFIGURED,
 )
 from api.meta import Condition, InvalidObject, OCMObject, set_condition
-from controllers.placement import bindings as binding_status
 from controllers.placement import decisions as pages
 from controllers.placement.explain import debug_result
 from controllers.placement.scheduler import ScheduleResult, schedule
@@ -183,7 +183,6 @@ class PlacementController:
         self.context = context
         self.kube = context.kube
         self.queue: WorkQueue[str] = WorkQueue("placement", on_depth=context.on_queue_depth)
-        self.binding_queue: WorkQueue[str] = WorkQueue("placement-bindings", on_depth=context.on_queue_depth)
         self.informers: InformerSet | None = None
         self.clusters: Informer | None = None
         self.sets: Informer | None = None
@@ -221,17 +220,12 @@ class PlacementController:
                     run_workers(self.queue, self.reconcile, workers=workers, on_result=on_result),
                     name="placement-workers",
                 ),
-                asyncio.create_task(
-                    run_workers(self.binding_queue, self.reconcile_binding, workers=1, on_result=on_result),
-                    name="placement-binding-workers",
-                ),
                 asyncio.create_task(self._resync(), name="placement-resync"),
             ]
 
         @kopf.on.cleanup(registry=registry, id="placement_stop_workers")
         async def stop_workers(**_: Any) -> None:
             self.queue.shut_down()
-            self.binding_queue.shut_down()
             for task in self.tasks:
                 task.cancel()
             for task in self.tasks:
@@ -329,19 +323,12 @@ class PlacementController:
         self._topology = None
         name = str(_meta(obj).get("name") or "")
         self._enqueue(placements_for_sets(self._topo(), self._index(), [name]))
-        assert self.bindings is not None
-        for body in self.bindings:
-            spec = body.get("spec") or {}
-            if spec.get("clusterSet") == name or _meta(body).get("name") == name:
-                self.binding_queue.add("/".join(_key_of(body)))
 
     def on_binding(self, event: str, obj: JSON) -> None:
         self._changed()
         self._topology = None
         namespace, name = _key_of(obj)
         self._enqueue(placements_for_binding(self._index(), namespace, name))
-        if event != "DELETED":
-            self.binding_queue.add(f"{namespace}/{name}")
 
     def on_placement(self, event: str, obj: JSON) -> None:
         namespace, name = _key_of(obj)
@@ -381,10 +368,6 @@ class PlacementController:
                 placement = self._parse(Placement, body)
                 if full or (placement is not None and PlacementRef.of(placement).addon_resources):
                     self.queue.add("/".join(_key_of(body)))
-            if full:
-                assert self.bindings is not None
-                for body in list(self.bindings):
-                    self.binding_queue.add("/".join(_key_of(body)))
 
     # -- reconcile -----------------------------------------------------------------------------
     async def reconcile(self, key: str) -> float | None:
@@ -547,29 +530,6 @@ class PlacementController:
             await self.kube.create(EVENTS, event, event["metadata"]["namespace"])
         except KubeError as exc:
             log.warning("event not recorded", extra={"reason": reason, "error": str(exc)})
-
-    # -- binding status ------------------------------------------------------------------------
-    async def reconcile_binding(self, key: str) -> float | None:
-        assert self.informers is not None and self.bindings is not None and self.sets is not None
-        await self.informers.wait_synced()
-        namespace, _, name = key.partition("/")
-        body = self.bindings.get(name, namespace)
-        if body is None:
-            return None
-        binding = self._parse(ManagedClusterSetBinding, body)
-        if binding is None:
-            return None
-        set_name = binding.spec.cluster_set or ""
-        exists = bool(set_name) and self.sets.get(set_name) is not None
-        status = binding_status.binding_status(binding, exists, self.context.clock())
-        if status is None:
-            return None
-        patch = {"status": {"conditions": [c.to_wire() for c in status.conditions]}}
-        try:
-            await self.kube.patch_status(MANAGED_CLUSTER_SET_BINDINGS, name, patch, namespace)
-        except NotFound:
-            return None
-        return None
 
     # -- debug -------------------------------------------------------------------------------
     def debug(self, placement: Placement) -> tuple[int, JSON]:

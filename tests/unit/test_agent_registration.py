@@ -257,14 +257,17 @@ def test_empty_cluster_set_status() -> None:
 def test_binding_to_an_existing_set_is_bound() -> None:
     status = binding_status({}, True, T0)
     assert status is not None
-    assert (status["conditions"][0]["type"], status["conditions"][0]["status"], status["conditions"][0]["reason"]) == (
-        "Bound",
-        "True",
-        "ClusterSetBound",
-    )
+    cond = status["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"], cond["message"]) == ("Bound", "True", "ClusterSetBound", "")
 
 
 def test_binding_to_a_missing_set_is_not_bound() -> None:
     status = binding_status({}, False, T0)
     assert status is not None
     assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("False", "ClusterSetNotFound")
+
+
+def test_binding_status_is_none_when_unchanged() -> None:
+    status = binding_status({}, True, T0)
+    assert binding_status({"status": status}, True, at(60)) is None
+

@@ -1,9 +1,7 @@
-"""Spec §9 "Other triggers": which Placements a change re-queues; and the binding status."""
+"""Spec §9 "Other triggers": which Placements a change re-queues."""
 
 from __future__ import annotations
 
-from api.cluster_v1beta2 import ManagedClusterSetBinding
-from controllers.placement.bindings import binding_status
 from controllers.placement.triggers import (
     PlacementIndex,
     PlacementRef,
@@ -13,7 +11,7 @@ from controllers.placement.triggers import (
     placements_for_score,
     placements_for_sets,
 )
-from tests.unit.test_sched_builders import NOW, binding, exclusive_set, label_set, placement
+from tests.unit.test_sched_builders import binding, exclusive_set, label_set, placement
 
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
 ADDON = {"configurations": [{"scoreCoordinate": {"type": "AddOn", "addOn": {"resourceName": "usage", "scoreName": "cpu"}}}]}
@@ -73,22 +71,3 @@ def test_score_of_other_resource_requeues_nothing() -> None:
 def test_score_of_unknown_cluster_requeues_nothing() -> None:
     assert placements_for_score(TOPOLOGY, INDEX, None, "usage") == set()
 
-
-def test_binding_bound_when_set_exists() -> None:
-    status = binding_status(binding("prod"), True, NOW)
-    assert status is not None
-    cond = status.conditions[0]
-    assert (cond.type, cond.status, cond.reason, cond.message) == ("Bound", "True", "ClusterSetBound", "")
-
-
-def test_binding_not_bound_without_set() -> None:
-    status = binding_status(binding("prod"), False, NOW)
-    assert status is not None and (status.conditions[0].status, status.conditions[0].reason) == ("False", "ClusterSetNotFound")
-
-
-def test_binding_status_unchanged_needs_no_write() -> None:
-    b: ManagedClusterSetBinding = binding("prod")
-    first = binding_status(b, True, NOW)
-    assert first is not None
-    b.status = first
-    assert binding_status(b, True, NOW) is None
