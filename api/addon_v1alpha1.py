@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api import constants
 from api.cluster_v1alpha1 import RolloutStrategy
 from api.meta import (
     CRD,
@@ -21,12 +22,12 @@ from api.meta import (
     Quantity,
 )
 
-GROUP = "addon.open-cluster-management.io"
+GROUP = constants.ADDON_GROUP
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 InstallStrategyType = Literal["Manual", "Placements"]
-DEFAULT_INSTALL_NAMESPACE = "open-cluster-management-agent-addon"
+DEFAULT_INSTALL_NAMESPACE = constants.ADDON_DEFAULT_INSTALL_NAMESPACE
 
 GroupField = Annotated[
     str, Field(description="API group of the configuration resource; empty for core."), DEFAULTED
@@ -246,8 +247,8 @@ class ClusterManagementAddOn(OCMObject):
     def is_lifecycle_managed(self) -> bool:
         """Whether the hub's add-on manager owns this add-on's lifecycle (annotation absent or
         exactly addon-manager)."""
-        value = self.metadata.annotations.get("addon.open-cluster-management.io/lifecycle")
-        return value is None or value == "addon-manager"
+        value = self.metadata.annotations.get(constants.ANNOTATION_ADDON_LIFECYCLE)
+        return value is None or value == constants.ADDON_LIFECYCLE_ADDON_MANAGER
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api import constants
 from api.meta import (
     CRD,
     DEFAULTED,
@@ -21,7 +22,7 @@ from api.meta import (
     Time,
 )
 
-GROUP = "cluster.open-cluster-management.io"
+GROUP = constants.CLUSTER_GROUP
 VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
@@ -87,7 +88,7 @@ class ManagedClusterSpec(OCMModel):
         Int32,
         Field(description="How often, in seconds, the cluster agent renews its lease (heartbeat)."),
         DEFAULTED,
-    ] = 60
+    ] = constants.DEFAULT_LEASE_DURATION_SECONDS
     taints: Annotated[
         list[Taint], Field(description="Taints that repel Placements that do not tolerate them.")
     ] = Field(default_factory=list)

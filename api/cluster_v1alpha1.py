@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from api import constants
 from api.meta import (
     CRD,
     DEFAULTED,
@@ -28,7 +29,7 @@ from api.meta import (
     parse_progress_deadline,
 )
 
-GROUP = "cluster.open-cluster-management.io"
+GROUP = constants.CLUSTER_GROUP
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
@@ -210,9 +211,9 @@ class RolloutStrategy(OCMModel):
 
     def config(self) -> RolloutConfig:
         """The settings of the selected type (an empty body when absent)."""
-        if self.type == "Progressive":
+        if self.type == constants.ROLLOUT_TYPE_PROGRESSIVE:
             return self.progressive or RolloutProgressive()
-        if self.type == "ProgressivePerGroup":
+        if self.type == constants.ROLLOUT_TYPE_PROGRESSIVE_PER_GROUP:
             return self.progressive_per_group or RolloutProgressivePerGroup()
         return self.all or RolloutAll()
 

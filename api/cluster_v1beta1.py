@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api import constants
 from api.cluster_v1 import TaintEffect
 from api.meta import (
     DEFAULTED,
@@ -23,7 +24,7 @@ from api.meta import (
     PrinterColumn,
 )
 
-GROUP = "cluster.open-cluster-management.io"
+GROUP = constants.CLUSTER_GROUP
 VERSION = "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
 

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api import constants
 from api.meta import (
     CRD,
     DEFAULTED,
@@ -18,7 +19,7 @@ from api.meta import (
     PrinterColumn,
 )
 
-GROUP = "cluster.open-cluster-management.io"
+GROUP = constants.CLUSTER_GROUP
 VERSION = "v1beta2"
 API_VERSION = f"{GROUP}/{VERSION}"
 
@@ -40,7 +41,7 @@ class ManagedClusterSelector(OCMModel):
             )
         ),
         DEFAULTED,
-    ] = "ExclusiveClusterSetLabel"
+    ] = constants.SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL
     label_selector: Annotated[
         LabelSelectorField | None,
         Field(

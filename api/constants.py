@@ -25,6 +25,8 @@ LABEL_ADDON_NAME: Final = "open-cluster-management.io/addon-name"
 LABEL_ADDON_NAMESPACE: Final = "open-cluster-management.io/addon-namespace"
 LABEL_SPOKE_ONLY: Final = "open-cluster-management.io/spoke-only"
 LABEL_AGGREGATE_TO_WORK: Final = "open-cluster-management.io/aggregate-to-work"
+# On objects the registration controllers create for a cluster (its hub namespace, the lease).
+LABEL_CLUSTER_NAME: Final = "open-cluster-management.io/cluster-name"
 
 # --------------------------------------------------------------------------------------------
 # Annotations
@@ -146,12 +148,37 @@ CONDITION_UNKNOWN: Final = "Unknown"
 # --------------------------------------------------------------------------------------------
 # ManagedCluster, ManagedClusterSet, ManagedClusterSetBinding conditions
 # --------------------------------------------------------------------------------------------
+# Written by OCM's registration agent and hub controllers (the simulation in the local hub);
+# hub controllers here only read Available (through the taints derived from it).
 CONDITION_MANAGED_CLUSTER_AVAILABLE: Final = "ManagedClusterConditionAvailable"
 CONDITION_MANAGED_CLUSTER_JOINED: Final = "ManagedClusterJoined"
+# The hub accepted the cluster (spec.hubAcceptsClient), and why.
+CONDITION_HUB_ACCEPTED_MANAGED_CLUSTER: Final = "HubAcceptedManagedCluster"
+REASON_HUB_CLUSTER_ADMIN_ACCEPTED: Final = "HubClusterAdminAccepted"
+# Joined=True: the agent registered with the hub (the reason has the condition type's spelling).
+REASON_MANAGED_CLUSTER_JOINED: Final = "ManagedClusterJoined"
+# Available=True: the agent reaches its cluster's API server.
+REASON_MANAGED_CLUSTER_AVAILABLE: Final = "ManagedClusterAvailable"
+# Available=False: the agent runs but its cluster's API server does not answer.
+REASON_MANAGED_CLUSTER_KUBE_APISERVER_UNAVAILABLE: Final = "ManagedClusterKubeAPIServerUnavailable"
+# Available=Unknown: the hub saw no lease renewal for LEASE_GRACE_MULTIPLIER lease durations.
+REASON_MANAGED_CLUSTER_LEASE_UPDATE_STOPPED: Final = "ManagedClusterLeaseUpdateStopped"
+# The agent's Lease, in the cluster's namespace on the hub.
+CLUSTER_LEASE_NAME: Final = "managed-cluster-lease"
+# ManagedCluster spec.leaseDurationSeconds when unset or zero.
+DEFAULT_LEASE_DURATION_SECONDS: Final = 60
+# A lease not renewed for this many lease durations makes the cluster Unknown.
+LEASE_GRACE_MULTIPLIER: Final = 5
 CONDITION_CLUSTER_SET_EMPTY: Final = "ClusterSetEmpty"
+# ClusterSetEmpty=False: the set selects at least one cluster.
 REASON_CLUSTERS_SELECTED: Final = "ClustersSelected"
+# ClusterSetEmpty=True: the set selects no cluster.
+REASON_NO_CLUSTER_MATCHED: Final = "NoClusterMatched"
 CONDITION_CLUSTER_SET_BINDING_BOUND: Final = "Bound"
+# Bound=True: the set named by spec.clusterSet exists.
 REASON_CLUSTER_SET_BOUND: Final = "ClusterSetBound"
+# Bound=False: it does not.
+REASON_CLUSTER_SET_NOT_FOUND: Final = "ClusterSetNotFound"
 
 # --------------------------------------------------------------------------------------------
 # Placement conditions
@@ -210,6 +237,8 @@ REASON_WORK_DELETING: Final = "WorkDeleting"
 REASON_WORK_APPLYING: Final = "Applying"
 REASON_WORK_COMPLETED: Final = "Completed"
 REASON_WORK_FAILED: Final = "Failed"
+# Degraded=True reason OCM's tests write by hand for a failed rollout.
+REASON_WORK_APPLY_FAILED: Final = "ApplyFailed"
 
 REASON_APPLIED_MANIFEST_COMPLETE: Final = "AppliedManifestComplete"
 REASON_APPLIED_MANIFEST_FAILED: Final = "AppliedManifestFailed"
@@ -225,6 +254,8 @@ REASON_CONDITION_RULE_EVALUATED: Final = "ConditionRuleEvaluated"
 REASON_CONDITION_RULE_EXPRESSION_ERROR: Final = "ConditionRuleExpressionError"
 REASON_CONDITION_RULE_INTERNAL_ERROR: Final = "ConditionRuleInternalError"
 REASON_CONDITION_RULE_INVALID: Final = "ConditionRuleInvalid"
+# Every condition-rule reason above starts with this (how the agent tells rule conditions apart).
+REASON_PREFIX_CONDITION_RULE: Final = "ConditionRule"
 
 # --------------------------------------------------------------------------------------------
 # Add-on conditions

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from api import constants
 from api.meta import (
     CRD,
     DEFAULTED,
@@ -18,7 +19,7 @@ from api.meta import (
     OCMObject,
 )
 
-GROUP = "work.open-cluster-management.io"
+GROUP = constants.WORK_GROUP
 VERSION = "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
 

@@ -6,11 +6,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from api import constants
 from api.cluster_v1alpha1 import RolloutAll, RolloutStrategy
 from api.meta import CRD, DEFAULTED, ConditionList, KindInfo, OCMModel, OCMObject, PrinterColumn
 from api.work_v1 import ManifestWorkSpec
 
-GROUP = "work.open-cluster-management.io"
+GROUP = constants.WORK_GROUP
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from api import constants
 from api.cluster_v1beta1 import ClusterSelector, Placement, Toleration
 from controllers.placement.cel import CelCompileError, CelSelector, compile_all
 from controllers.placement.selectors import (
@@ -22,12 +23,12 @@ from controllers.placement.selectors import (
 )
 from controllers.placement.snapshot import ClusterView, Snapshot, TaintView
 
-PREDICATE = "Predicate"
-TAINT_TOLERATION = "TaintToleration"
+PREDICATE = constants.PLUGIN_PREDICATE
+TAINT_TOLERATION = constants.PLUGIN_TAINT_TOLERATION
 
 SUCCESS = "Success"
 WARNING = "Warning"
-MISCONFIGURED = "Misconfigured"
+MISCONFIGURED = constants.REASON_MISCONFIGURED
 ERROR = "Error"
 
 FAR_FUTURE = datetime.max.replace(tzinfo=UTC)
@@ -138,18 +139,18 @@ def _tolerates(toleration: Toleration, taint: TaintView) -> bool:
         return False
     if toleration.key and toleration.key != taint.key:
         return False
-    if toleration.operator in ("", "Equal"):
+    if toleration.operator in ("", constants.TOLERATION_OP_EQUAL):
         return (toleration.value or "") == taint.value
-    return toleration.operator == "Exists"
+    return toleration.operator == constants.TOLERATION_OP_EXISTS
 
 
 def taint_tolerated(
     taint: TaintView, tolerations: Sequence[Toleration], in_decisions: bool, now: datetime
 ) -> tuple[bool, datetime | None]:
     """Whether the taint is tolerated, and when the toleration that tolerates it runs out."""
-    if taint.effect == "PreferNoSelect":
+    if taint.effect == constants.TAINT_EFFECT_PREFER_NO_SELECT:
         return True, None
-    if taint.effect == "NoSelectIfNew" and in_decisions:
+    if taint.effect == constants.TAINT_EFFECT_NO_SELECT_IF_NEW and in_decisions:
         return True, None
     for toleration in tolerations:
         if not _tolerates(toleration, taint):

@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from api import constants
 from api.cluster_v1beta1 import Placement, PrioritizerPolicy
 from controllers.placement.filters import MISCONFIGURED, OK, WARNING, Status
 from controllers.placement.snapshot import ClusterView, Snapshot
 
-BALANCE = "Balance"
-STEADY = "Steady"
-RESOURCE_CPU = "ResourceAllocatableCPU"
-RESOURCE_MEMORY = "ResourceAllocatableMemory"
+BALANCE = constants.PRIORITIZER_BALANCE
+STEADY = constants.PRIORITIZER_STEADY
+RESOURCE_CPU = constants.PRIORITIZER_RESOURCE_ALLOCATABLE_CPU
+RESOURCE_MEMORY = constants.PRIORITIZER_RESOURCE_ALLOCATABLE_MEMORY
 BUILTIN_PRIORITIZERS = (BALANCE, STEADY, RESOURCE_CPU, RESOURCE_MEMORY)
 MAX_SCORE = 100
 
@@ -59,10 +60,10 @@ def prioritizer_weights(policy: PrioritizerPolicy | None) -> tuple[list[tuple[Pr
     """The weights of a policy: defaults by mode, then each configuration in order."""
     policy = policy or PrioritizerPolicy()
     weights: dict[PrioritizerKey, int] = {}
-    if policy.mode in ("Additive", ""):
-        weights[PrioritizerKey("BuiltIn", BALANCE)] = 1
-        weights[PrioritizerKey("BuiltIn", STEADY)] = 1
-    elif policy.mode != "Exact":
+    if policy.mode in (constants.PRIORITIZER_MODE_ADDITIVE, ""):
+        weights[PrioritizerKey(constants.SCORE_COORDINATE_BUILTIN, BALANCE)] = 1
+        weights[PrioritizerKey(constants.SCORE_COORDINATE_BUILTIN, STEADY)] = 1
+    elif policy.mode != constants.PRIORITIZER_MODE_EXACT:
         return [], Status(MISCONFIGURED, "", f"incorrect prioritizer policy mode: {policy.mode}")
     for index, config in enumerate(policy.configurations):
         coordinate = getattr(config, "score_coordinate", None)
@@ -83,7 +84,7 @@ def build_prioritizers(weights: Sequence[tuple[PrioritizerKey, int]]) -> tuple[l
     for key, weight in weights:
         if weight == 0:
             continue
-        if key.type == "BuiltIn":
+        if key.type == constants.SCORE_COORDINATE_BUILTIN:
             if key.built_in not in BUILTIN_PRIORITIZERS:
                 return [], Status(MISCONFIGURED, "", f"incorrect builtin prioritizer: {key.built_in}")
             out.append(Prioritizer(key.built_in, key.built_in, weight))
@@ -91,7 +92,7 @@ def build_prioritizers(weights: Sequence[tuple[PrioritizerKey, int]]) -> tuple[l
             if key.add_on is None:
                 return [], Status(MISCONFIGURED, "", "addOn should not be empty")
             resource, score = key.add_on
-            out.append(Prioritizer(f"AddOn/{resource}/{score}", "AddOn", weight, resource, score))
+            out.append(Prioritizer(f"AddOn/{resource}/{score}", constants.SCORE_COORDINATE_ADDON, weight, resource, score))
     return out, OK
 
 
@@ -103,7 +104,7 @@ def uses_addon_scores(placement: Placement) -> list[str]:
     names = []
     for config in policy.configurations:
         coordinate = getattr(config, "score_coordinate", None)
-        if coordinate is not None and coordinate.type == "AddOn" and coordinate.add_on is not None:
+        if coordinate is not None and coordinate.type == constants.SCORE_COORDINATE_ADDON and coordinate.add_on is not None:
             names.append(coordinate.add_on.resource_name)
     return names
 

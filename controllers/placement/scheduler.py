@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from api.cluster_v1beta1 import Placement, PlacementStatus
-from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE
+from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE, SCORE_COORDINATE_ADDON
 from controllers.placement.filters import (
     ERROR,
     OK,
@@ -208,7 +208,7 @@ def _run_plugins(
             scores = balance_scores(filtered, snapshot, placement.namespace, placement.name)
         elif prioritizer.kind == STEADY:
             scores = steady_scores(filtered, current)
-        elif prioritizer.kind == "AddOn":
+        elif prioritizer.kind == SCORE_COORDINATE_ADDON:
             scores, status, expiry = addon_scores(filtered, snapshot, prioritizer, now)
             if status.code == WARNING:
                 final = status

@@ -21,7 +21,12 @@ from api.cluster_v1 import ManagedCluster
 from api.cluster_v1alpha1 import AddOnPlacementScore
 from api.cluster_v1beta1 import PlacementDecision
 from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.constants import LABEL_CLUSTER_SET, LABEL_PLACEMENT
+from api.constants import (
+    LABEL_CLUSTER_SET,
+    LABEL_PLACEMENT,
+    SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL,
+    SELECTOR_TYPE_LABEL_SELECTOR,
+)
 from api.meta import LabelSelector
 from controllers.placement.quantity import QuantityError, approximate_float
 from controllers.placement.selectors import CompiledSelector, SelectorError, compile_label_selector
@@ -143,11 +148,11 @@ class Snapshot:
             return cached
         cluster_set = self.cluster_sets[set_name]
         selector = cluster_set.spec.cluster_selector
-        if selector.selector_type in ("ExclusiveClusterSetLabel", ""):
+        if selector.selector_type in (SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL, ""):
             members = frozenset(
                 c.name for c in self.clusters.values() if c.labels.get(CLUSTER_SET_LABEL) == set_name
             )
-        elif selector.selector_type == "LabelSelector":
+        elif selector.selector_type == SELECTOR_TYPE_LABEL_SELECTOR:
             if selector.label_selector is None:
                 members = frozenset()
             else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from api import constants
 from api.cluster_v1beta1 import Placement
 from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from controllers.placement.prioritizers import uses_addon_scores
@@ -73,7 +74,7 @@ class Topology:
         self._selectors: dict[str, CompiledSelector | None] = {}
         for cluster_set in self.sets:
             selector = cluster_set.spec.cluster_selector
-            if selector.selector_type == "LabelSelector" and selector.label_selector is not None:
+            if selector.selector_type == constants.SELECTOR_TYPE_LABEL_SELECTOR and selector.label_selector is not None:
                 try:
                     self._selectors[cluster_set.name] = compile_label_selector(selector.label_selector)
                 except SelectorError:
@@ -84,7 +85,7 @@ class Topology:
         out = []
         for cluster_set in self.sets:
             selector_type = cluster_set.spec.cluster_selector.selector_type
-            if selector_type in ("ExclusiveClusterSetLabel", ""):
+            if selector_type in (constants.SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL, ""):
                 if labels.get(CLUSTER_SET_LABEL) == cluster_set.name:
                     out.append(cluster_set.name)
             else:

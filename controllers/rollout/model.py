@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
+from api import constants
 from controllers.rollout.goparse import Threshold
 from controllers.rollout.timefmt import Timestamp, to_datetime
 
@@ -29,18 +30,18 @@ class RolloutStrategyError(RolloutInputError):
 class RolloutStatus(StrEnum):
     """Rollout status of one cluster, as OCM's workload appliers report it."""
 
-    TO_APPLY = "ToApply"
-    PROGRESSING = "Progressing"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    TIME_OUT = "TimeOut"
-    SKIP = "Skip"
+    TO_APPLY = constants.ROLLOUT_STATUS_TO_APPLY
+    PROGRESSING = constants.ROLLOUT_STATUS_PROGRESSING
+    SUCCEEDED = constants.ROLLOUT_STATUS_SUCCEEDED
+    FAILED = constants.ROLLOUT_STATUS_FAILED
+    TIME_OUT = constants.ROLLOUT_STATUS_TIMEOUT
+    SKIP = constants.ROLLOUT_STATUS_SKIP
 
 
 class RolloutType(StrEnum):
-    ALL = "All"
-    PROGRESSIVE = "Progressive"
-    PROGRESSIVE_PER_GROUP = "ProgressivePerGroup"
+    ALL = constants.ROLLOUT_TYPE_ALL
+    PROGRESSIVE = constants.ROLLOUT_TYPE_PROGRESSIVE
+    PROGRESSIVE_PER_GROUP = constants.ROLLOUT_TYPE_PROGRESSIVE_PER_GROUP
 
 
 #: The key under which each strategy type keeps its body in the API object.

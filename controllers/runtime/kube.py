@@ -17,6 +17,8 @@ import kubernetes
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from api import constants
+
 JSON = dict[str, Any]
 
 
@@ -47,9 +49,9 @@ class Resource:
         return "/".join(parts)
 
 
-CLUSTER_GROUP = "cluster.open-cluster-management.io"
-WORK_GROUP = "work.open-cluster-management.io"
-ADDON_GROUP = "addon.open-cluster-management.io"
+CLUSTER_GROUP = constants.CLUSTER_GROUP
+WORK_GROUP = constants.WORK_GROUP
+ADDON_GROUP = constants.ADDON_GROUP
 
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 EVENTS = Resource("", "v1", "events", "Event")

@@ -40,10 +40,12 @@ from prometheus_client import (
     process_collector,
 )
 
+from api import constants
+
 PREFIX: Final = "ocm_rollout_"
 
 # The per-cluster rollout statuses of the rollout planner (ROLLOUT.md / MWRS.md section 7).
-ROLLOUT_STATUSES: Final = ("ToApply", "Progressing", "Succeeded", "Failed", "TimeOut", "Skip")
+ROLLOUT_STATUSES: Final = constants.ROLLOUT_STATUSES
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)
 process_collector.ProcessCollector(registry=REGISTRY)

@@ -11,11 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from api import constants
+
 Condition = dict[str, Any]
 
-TRUE = "True"
-FALSE = "False"
-UNKNOWN = "Unknown"
+TRUE = constants.CONDITION_TRUE
+FALSE = constants.CONDITION_FALSE
+UNKNOWN = constants.CONDITION_UNKNOWN
 
 
 def format_time(moment: datetime) -> str:

@@ -156,11 +156,11 @@ def value_by_path(name: str, path: str, obj: Mapping[str, Any], *, raw_json: boo
     if value is None:
         return None
     if isinstance(value, bool):
-        return {"name": name, "fieldValue": {"type": "Boolean", "boolean": value}}
+        return {"name": name, "fieldValue": {"type": names.FIELD_VALUE_BOOLEAN, "boolean": value}}
     if isinstance(value, int):
-        return {"name": name, "fieldValue": {"type": "Integer", "integer": value}}
+        return {"name": name, "fieldValue": {"type": names.FIELD_VALUE_INTEGER, "integer": value}}
     if isinstance(value, str):
-        return {"name": name, "fieldValue": {"type": "String", "string": value}}
+        return {"name": name, "fieldValue": {"type": names.FIELD_VALUE_STRING, "string": value}}
     if raw_json:
         raw = json.dumps(value, sort_keys=True, separators=(",", ":"))
         if len(raw) > MAX_JSON_RAW_LENGTH:
@@ -168,7 +168,7 @@ def value_by_path(name: str, path: str, obj: Mapping[str, Any], *, raw_json: boo
                 f"the length of returned json raw string for name {name} is larger than "
                 f"the maximum length {MAX_JSON_RAW_LENGTH}"
             )
-        return {"name": name, "fieldValue": {"type": "JsonRaw", "jsonRaw": raw}}
+        return {"name": name, "fieldValue": {"type": names.FIELD_VALUE_JSON_RAW, "jsonRaw": raw}}
     raise FeedbackError(f"the type {_go_type_name(value)} of the value for {name} is not found")
 
 

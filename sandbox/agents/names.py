@@ -1,8 +1,8 @@
 """OCM names the simulated agents write: finalizers, condition types, reasons, label and taint keys.
 
 They are the values OCM's own agents use, so hub controllers and tools cannot tell a simulated
-cluster from a real one. Names the API defines come from ``api.constants``; the others are
-values only agents (and OCM's registration controllers) write, which no hub controller reads.
+cluster from a real one. Every value is defined once, in ``api.constants``; this module gives
+them the short names the agents use.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ REASON_RESOURCES_STATUS_UNKNOWN: Final = constants.REASON_RESOURCES_STATUS_UNKNO
 REASON_WORK_DELETING: Final = constants.REASON_WORK_DELETING
 
 # Condition rules (manifestConfigs[].conditionRules) and their aggregation at work level.
-CONDITION_RULE_REASON_PREFIX: Final = "ConditionRule"
+CONDITION_RULE_REASON_PREFIX: Final = constants.REASON_PREFIX_CONDITION_RULE
 REASON_CONDITION_RULE_EVALUATED: Final = constants.REASON_CONDITION_RULE_EVALUATED
 REASON_CONDITION_RULE_EXPRESSION_ERROR: Final = constants.REASON_CONDITION_RULE_EXPRESSION_ERROR
 REASON_CONDITION_RULE_INTERNAL_ERROR: Final = constants.REASON_CONDITION_RULE_INTERNAL_ERROR
@@ -54,40 +54,49 @@ REASON_CONDITION_RULES_AGGREGATED: Final = constants.REASON_CONDITION_RULES_AGGR
 # What OCM's own tests write by hand for a rollout ("rollout" mode of the simulated agent).
 REASON_PROGRESSING_APPLYING: Final = constants.REASON_WORK_APPLYING
 REASON_PROGRESSING_COMPLETED: Final = constants.REASON_WORK_COMPLETED
-REASON_DEGRADED_APPLY_FAILED: Final = "ApplyFailed"
+REASON_DEGRADED_APPLY_FAILED: Final = constants.REASON_WORK_APPLY_FAILED
 
 FEEDBACK_WELL_KNOWN_STATUS: Final = constants.FEEDBACK_WELL_KNOWN_STATUS
 FEEDBACK_JSON_PATHS: Final = constants.FEEDBACK_JSON_PATHS
 RULE_WELL_KNOWN_CONDITIONS: Final = constants.CONDITION_RULE_WELL_KNOWN
 RULE_CEL: Final = constants.CONDITION_RULE_CEL
+FIELD_VALUE_BOOLEAN: Final = constants.FIELD_VALUE_BOOLEAN
+FIELD_VALUE_INTEGER: Final = constants.FIELD_VALUE_INTEGER
+FIELD_VALUE_STRING: Final = constants.FIELD_VALUE_STRING
+FIELD_VALUE_JSON_RAW: Final = constants.FIELD_VALUE_JSON_RAW
 
 # --- registration ---------------------------------------------------------------------------------
-CLUSTER_HUB_ACCEPTED: Final = "HubAcceptedManagedCluster"
+CLUSTER_GROUP: Final = constants.CLUSTER_GROUP
+CLUSTER_HUB_ACCEPTED: Final = constants.CONDITION_HUB_ACCEPTED_MANAGED_CLUSTER
 CLUSTER_JOINED: Final = constants.CONDITION_MANAGED_CLUSTER_JOINED
 CLUSTER_AVAILABLE: Final = constants.CONDITION_MANAGED_CLUSTER_AVAILABLE
 
-REASON_HUB_ACCEPTED: Final = "HubClusterAdminAccepted"
-REASON_CLUSTER_JOINED: Final = "ManagedClusterJoined"
-REASON_CLUSTER_AVAILABLE: Final = "ManagedClusterAvailable"
-REASON_KUBE_APISERVER_UNAVAILABLE: Final = "ManagedClusterKubeAPIServerUnavailable"
-REASON_LEASE_UPDATE_STOPPED: Final = "ManagedClusterLeaseUpdateStopped"
+REASON_HUB_ACCEPTED: Final = constants.REASON_HUB_CLUSTER_ADMIN_ACCEPTED
+REASON_CLUSTER_JOINED: Final = constants.REASON_MANAGED_CLUSTER_JOINED
+REASON_CLUSTER_AVAILABLE: Final = constants.REASON_MANAGED_CLUSTER_AVAILABLE
+REASON_KUBE_APISERVER_UNAVAILABLE: Final = constants.REASON_MANAGED_CLUSTER_KUBE_APISERVER_UNAVAILABLE
+REASON_LEASE_UPDATE_STOPPED: Final = constants.REASON_MANAGED_CLUSTER_LEASE_UPDATE_STOPPED
 
 TAINT_UNAVAILABLE: Final = constants.TAINT_CLUSTER_UNAVAILABLE
 TAINT_UNREACHABLE: Final = constants.TAINT_CLUSTER_UNREACHABLE
 TAINT_EFFECT_NO_SELECT: Final = constants.TAINT_EFFECT_NO_SELECT
 
-CLUSTER_LEASE_NAME: Final = "managed-cluster-lease"
-CLUSTER_NAME_LABEL: Final = "open-cluster-management.io/cluster-name"
+CLUSTER_LEASE_NAME: Final = constants.CLUSTER_LEASE_NAME
+CLUSTER_NAME_LABEL: Final = constants.LABEL_CLUSTER_NAME
 CLUSTER_SET_LABEL: Final = constants.LABEL_CLUSTER_SET
-DEFAULT_LEASE_DURATION_SECONDS: Final = 60
-LEASE_GRACE_MULTIPLIER: Final = 5
+CLAIM_CLUSTER_ID: Final = constants.CLAIM_CLUSTER_ID
+CLAIM_PLATFORM: Final = constants.CLAIM_PLATFORM
+DEFAULT_LEASE_DURATION_SECONDS: Final = constants.DEFAULT_LEASE_DURATION_SECONDS
+LEASE_GRACE_MULTIPLIER: Final = constants.LEASE_GRACE_MULTIPLIER
 
 CLUSTER_SET_EMPTY: Final = constants.CONDITION_CLUSTER_SET_EMPTY
-REASON_NO_CLUSTER_MATCHED: Final = "NoClusterMatched"
+REASON_NO_CLUSTER_MATCHED: Final = constants.REASON_NO_CLUSTER_MATCHED
 REASON_CLUSTERS_SELECTED: Final = constants.REASON_CLUSTERS_SELECTED
 BINDING_BOUND: Final = constants.CONDITION_CLUSTER_SET_BINDING_BOUND
 REASON_CLUSTER_SET_BOUND: Final = constants.REASON_CLUSTER_SET_BOUND
-REASON_CLUSTER_SET_NOT_FOUND: Final = "ClusterSetNotFound"
+REASON_CLUSTER_SET_NOT_FOUND: Final = constants.REASON_CLUSTER_SET_NOT_FOUND
 
+SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL: Final = constants.SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL
+SELECTOR_LABEL_SELECTOR: Final = constants.SELECTOR_TYPE_LABEL_SELECTOR
 DEFAULT_CLUSTER_SET: Final = constants.CLUSTER_SET_DEFAULT
 GLOBAL_CLUSTER_SET: Final = constants.CLUSTER_SET_GLOBAL

@@ -40,8 +40,8 @@ from sandbox.agents.conditions import (
 )
 from sandbox.agents.selectors import selector_matches
 
-CLUSTER_API_VERSION = "cluster.open-cluster-management.io/v1"
-CLUSTER_SET_API_VERSION = "cluster.open-cluster-management.io/v1beta2"
+CLUSTER_API_VERSION = f"{names.CLUSTER_GROUP}/v1"
+CLUSTER_SET_API_VERSION = f"{names.CLUSTER_GROUP}/v1beta2"
 
 _CLOUDS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("Amazon", "AWS", "EKS", ("us-east-1", "eu-west-1", "ap-southeast-1")),
@@ -98,9 +98,9 @@ def fleet_member(index: int) -> FleetMember:
         names.CLUSTER_SET_LABEL: names.DEFAULT_CLUSTER_SET,
     }
     claims = [
-        ("id.k8s.io", str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.ocm-rollout.local"))),
+        (names.CLAIM_CLUSTER_ID, str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.ocm-rollout.local"))),
         ("kubeversion.open-cluster-management.io", version),
-        ("platform.open-cluster-management.io", platform),
+        (names.CLAIM_PLATFORM, platform),
         ("product.open-cluster-management.io", vendor),
         ("region.open-cluster-management.io", region),
     ]
@@ -163,7 +163,7 @@ def default_cluster_set() -> dict[str, Any]:
         "apiVersion": CLUSTER_SET_API_VERSION,
         "kind": "ManagedClusterSet",
         "metadata": {"name": names.DEFAULT_CLUSTER_SET},
-        "spec": {"clusterSelector": {"selectorType": "ExclusiveClusterSetLabel"}},
+        "spec": {"clusterSelector": {"selectorType": names.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL}},
     }
 
 
@@ -172,7 +172,7 @@ def global_cluster_set() -> dict[str, Any]:
         "apiVersion": CLUSTER_SET_API_VERSION,
         "kind": "ManagedClusterSet",
         "metadata": {"name": names.GLOBAL_CLUSTER_SET},
-        "spec": {"clusterSelector": {"selectorType": "LabelSelector", "labelSelector": {}}},
+        "spec": {"clusterSelector": {"selectorType": names.SELECTOR_LABEL_SELECTOR, "labelSelector": {}}},
     }
 
 
@@ -331,14 +331,14 @@ def cluster_set_members(cluster_set: Mapping[str, Any], clusters: Sequence[Mappi
     """Names of the clusters in a set (ExclusiveClusterSetLabel or LabelSelector), sorted."""
     selector = (cluster_set.get("spec") or {}).get("clusterSelector") or {}
     set_name = (cluster_set.get("metadata") or {}).get("name", "")
-    selector_type = selector.get("selectorType") or "ExclusiveClusterSetLabel"
+    selector_type = selector.get("selectorType") or names.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     members = []
     for cluster in clusters:
         meta = cluster.get("metadata") or {}
         labels = meta.get("labels") or {}
-        if selector_type == "ExclusiveClusterSetLabel":
+        if selector_type == names.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
             matched = labels.get(names.CLUSTER_SET_LABEL) == set_name
-        elif selector_type == "LabelSelector":
+        elif selector_type == names.SELECTOR_LABEL_SELECTOR:
             matched = selector_matches(selector.get("labelSelector"), labels)
         else:
             matched = False
