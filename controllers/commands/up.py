@@ -8,7 +8,10 @@ Starts the embedded API server (``sandbox.server.LocalHub``), writes a kubeconfi
   exists is started through ``controllers.runtime.operator.run_operator``, the same runner as
   ``ocm-rollout run``; later controllers plug in by adding themselves to that registry);
 - a live view (``sandbox.sim_view``): redrawn a few times a second on a terminal, one line per
-  change otherwise.
+  change otherwise;
+- the controllers' debug endpoints (the routes they publish under ``extras["http_routes"]``, e.g.
+  ``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port ``--debug-port`` (0, the default,
+  picks a free one); the start banner prints the URL next to the kubeconfig.
 
 With ``--data FILE`` every object survives a restart and nothing is registered twice.
 """
@@ -20,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +47,7 @@ ANSWER_TIMEOUT_SECONDS = 15.0
 SHUTDOWN_TIMEOUT_SECONDS = 20.0
 CLIENT_POOL_SIZE = 32
 LOG_FILE_NAME = "up.log"
+DEBUG_HOST = "127.0.0.1"
 
 
 class UsageError(ValueError):
@@ -75,6 +80,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     )
     parser.add_argument("--data", metavar="FILE", help="SQLite file that keeps every object across restarts")
     parser.add_argument(
+        "--debug-port", type=int, default=0, metavar="P",
+        help=f"port on {DEBUG_HOST} for the controllers' debug endpoints (e.g. GET "
+        "/debug/placements/NAMESPACE/NAME: how a Placement is scheduled); 0 picks a free one (default)",
+    )
+    parser.add_argument(
         "--controllers", default="all", metavar="NAMES",
         help="comma-separated controllers to run, 'all' (default: every one in this build) or 'none'",
     )
@@ -100,6 +110,8 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
         raise UsageError(f"--clusters: must be 0 or more, got {args.clusters}")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port: must be between 0 and 65535, got {args.port}")
+    if not 0 <= args.debug_port <= 65535:
+        raise UsageError(f"--debug-port: must be between 0 and 65535, got {args.debug_port}")
     try:
         profile = load_profile(args.profile)
     except ProfileError as exc:
@@ -150,17 +162,54 @@ async def _wait_answering(kube: Kube) -> None:
             await asyncio.sleep(0.1)
 
 
-def usage_lines(hub_url: str, kubeconfig: Path, clusters: int, controllers: Sequence[str]) -> list[str]:
-    """The banner: where the hub is and how to use it with kubectl."""
-    return [
+def usage_lines(
+    hub_url: str, kubeconfig: Path, clusters: int, controllers: Sequence[str], debug: str | None = None
+) -> list[str]:
+    """The banner: where the hub is, how to use it with kubectl, and where the debug endpoint is
+    (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``)."""
+    lines = [
         f"ocm-rollout local hub at {hub_url}  ({clusters} simulated clusters; "
         f"controllers: {', '.join(controllers) or 'none'})",
         f"kubeconfig: {kubeconfig}",
-        f"  export KUBECONFIG={kubeconfig}; kubectl get managedclusters",
     ]
+    if debug is not None:
+        lines.append(f"debug: {debug}")
+    lines.append(f"  export KUBECONFIG={kubeconfig}; kubectl get managedclusters")
+    return lines
+
+
+def _debug_port(requested: int) -> int:
+    """The debug port: ``requested``, checked to be free, or a free one when 0.
+
+    Raises ``OSError`` when the port cannot be bound."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((DEBUG_HOST, requested))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | None:
+    """The banner's debug entry: the placement debug URL, with NAMESPACE/NAME to fill in."""
+    if address is None or "placement" not in names:
+        return None
+    from controllers.placement.operator import DEBUG_PATH  # present: parse_controller_names checked
+
+    return f"http://{address[0]}:{address[1]}{DEBUG_PATH}/NAMESPACE/NAME"
 
 
 async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, interactive: bool) -> int:
+    debug_address: tuple[str, int] | None = None
+    if names:
+        try:
+            debug_address = (DEBUG_HOST, _debug_port(args.debug_port))
+        except OSError as exc:
+            print(
+                f"ocm-rollout up: error: --debug-port: cannot listen on {DEBUG_HOST}:{args.debug_port}: "
+                f"{exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return 1
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -182,7 +231,7 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
         kubeconfig = Path(args.kubeconfig).expanduser().absolute()
         kube = Kube(_client(_written(hub, kubeconfig)), field_manager="ocm-rollout-simulator")
         await _wait_answering(kube)
-        banner = usage_lines(hub.url, kubeconfig, args.clusters, names)
+        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, _debug_line(debug_address, names))
         if interactive:
             banner.append(f"logs: {kubeconfig.parent / LOG_FILE_NAME}")
 
@@ -202,7 +251,10 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
         tasks.append(asyncio.create_task(simulation.run(stop), name="simulation"))
         if names:
             tasks.append(
-                asyncio.create_task(operator.run_operator(names, kubeconfig=str(kubeconfig), stop=stop), name="controllers")
+                asyncio.create_task(
+                    operator.run_operator(names, kubeconfig=str(kubeconfig), stop=stop, debug_address=debug_address),
+                    name="controllers",
+                )
             )
         tasks.append(asyncio.create_task(view.run(stop), name="view"))
         exit_code = await _supervise(tasks, stop)

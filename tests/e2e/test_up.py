@@ -3,12 +3,17 @@ client against it, Ctrl-C, and a restart with --data."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -168,6 +173,54 @@ def test_a_bad_profile_is_a_one_line_error(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "clusters[0].outcome: 'Exploded' is not one of" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "kc").exists()
+
+
+def _get_json(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_banner_names_a_debug_endpoint_that_explains_placements(start_up: Callable[..., Up]) -> None:
+    up = start_up("--clusters", "2", "--controllers", "placement")
+    api = clusters_api(up.wait_kubeconfig())
+    banner = eventually(
+        lambda: re.search(r"^debug: (http://127\.0\.0\.1:\d+)/debug/placements/NAMESPACE/NAME$", up.output(), re.M),
+        message="the debug line of the banner",
+    )
+    base = banner.group(1)
+    eventually(lambda: len(available_clusters(api)) == 2, message="2 available")
+    placement = {
+        "apiVersion": "cluster.open-cluster-management.io/v1beta1",
+        "kind": "Placement",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"clusterSets": ["global"]},
+    }
+    api.create_namespaced_custom_object("cluster.open-cluster-management.io", "v1beta1", "default", "placements", placement)
+    _, body = eventually(
+        lambda: (got := _get_json(f"{base}/debug/placements/default/web"))[0] == 200 and got,
+        message="the placement's debug data",
+    )
+    assert {s["clusterName"] for s in body["aggregatedScores"]} == {"cluster1", "cluster2"}, body
+    assert _get_json(f"{base}/debug/placements/default/nothing") == (404, {"error": "placement 'nothing' not found"})
+    assert up.interrupt() == 0, up.output()
+
+
+def test_a_busy_debug_port_is_a_one_line_error(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [str(OCM_ROLLOUT), "up", "--debug-port", str(port), "--kubeconfig", str(tmp_path / "kc")],
+            capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        )
+    assert result.returncode == 1
+    assert f"--debug-port: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "kc").exists()
 
