@@ -3,7 +3,8 @@
 kubectl's imperative generators (`kubectl create namespace|configmap|secret`) use typed
 clients that POST `application/vnd.kubernetes.protobuf`. The hub answers in JSON (those
 clients accept it) but must read these bodies: the envelope (`k8s\\0` + runtime.Unknown) and
-the messages of Namespace, ConfigMap and Secret with their ObjectMeta.
+the messages of Namespace, ConfigMap, Secret and the access reviews (`kubectl auth can-i`,
+`kubectl auth whoami`) with their ObjectMeta.
 """
 
 from __future__ import annotations
@@ -181,10 +182,50 @@ def _secret(data: bytes) -> dict[str, Any]:
     return obj
 
 
+def _strings(data: bytes, names: dict[int, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n in names:
+            text = _text(v)
+            if text:
+                out[names[n]] = text
+    return out
+
+
+_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource", 7: "name"}
+_NON_RESOURCE_ATTRIBUTES = {1: "path", 2: "verb"}
+
+
+def _review(data: bytes) -> dict[str, Any]:
+    """SelfSubjectAccessReview, SubjectAccessReview and SelfSubjectReview (metadata and spec)."""
+    obj: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 1 and isinstance(v, bytes):
+            obj["metadata"] = object_meta(v)
+        elif n == 2 and isinstance(v, bytes):
+            spec: dict[str, Any] = {}
+            for m, w in fields(v):
+                if m == 1 and isinstance(w, bytes):
+                    spec["resourceAttributes"] = _strings(w, _RESOURCE_ATTRIBUTES)
+                elif m == 2 and isinstance(w, bytes):
+                    spec["nonResourceAttributes"] = _strings(w, _NON_RESOURCE_ATTRIBUTES)
+                elif m == 3:
+                    spec["user"] = _text(w)
+                elif m == 4:
+                    spec.setdefault("groups", []).append(_text(w))
+                elif m == 6:
+                    spec["uid"] = _text(w)
+            obj["spec"] = spec
+    return obj
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "ConfigMap"): _configmap,
     ("v1", "Secret"): _secret,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _review,
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): _review,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): _review,
 }
 
 
@@ -209,7 +250,8 @@ def decode(body: bytes) -> dict[str, Any]:
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
-                f"the local hub reads protobuf bodies only for Namespace, ConfigMap and Secret, not {api_version} {kind}; "
+                f"the local hub reads protobuf bodies only for Namespace, ConfigMap, Secret and access reviews, "
+                f"not {api_version} {kind}; "
                 "send application/json",
             )
         obj = decoder(raw)

@@ -51,8 +51,8 @@ log = logging.getLogger("sandbox.server")
 
 SERVER_VERSION = {
     "major": "1",
-    "minor": "34",
-    "gitVersion": "v1.34.0+ocm-rollout-localhub",
+    "minor": "36",
+    "gitVersion": "v1.36.0+ocm-rollout-localhub",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2025-01-01T00:00:00Z",

@@ -159,3 +159,16 @@ def test_imperative_create_of_core_kinds(kubectl: Any) -> None:
     encoded = kubectl("get", "secret", "pw", "-n", "imperative", "-o", "jsonpath={.data.password}").stdout
     assert encoded == "aHVudGVyMg=="
     kubectl("delete", "namespace", "imperative", "--wait=true", "--timeout=30s")
+
+
+def test_auth_can_i_and_whoami(kubectl: Any) -> None:
+    assert kubectl("auth", "can-i", "delete", "manifestworks", "-n", "default").stdout.strip() == "yes"
+    assert "admin" in kubectl("auth", "whoami").stdout
+
+
+def test_describe_shows_the_object(kubectl: Any) -> None:
+    cluster = {"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster", "metadata": {"name": "described"}, "spec": {"hubAcceptsClient": True}}
+    kubectl("apply", "-f", "-", stdin=yaml.safe_dump(cluster))
+    out = kubectl("describe", "managedcluster", "described").stdout
+    assert "Hub Accepts Client:" in out and "Events:" in out
+    kubectl("delete", "managedcluster", "described")
