@@ -72,6 +72,7 @@ from controllers.workset.wire import (
     namespace_of,
 )
 from controllers.workset.workbuild import Owner, belongs_to, owner_for
+from controllers.workset.workcache import WatchedCache
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,9 @@ class WorksetController:
         self.recorder = EventRecorder(context.kube, COMPONENT)
         self.informers: InformerSet | None = None
         self.mwrs_cache: Informer | None = None
-        self.work_cache: Informer | None = None
+        # ManifestWorks are many and change often: a light list-and-watch cache, not kopf.
+        self.work_cache = WatchedCache(context.kube, MANIFEST_WORKS, self.on_work)
+        self.work_cache_task: asyncio.Task[None] | None = None
         self.placement_cache: Informer | None = None
         self.decision_cache: Informer | None = None
         self.works_rw = ReadYourWrites()
@@ -243,12 +246,12 @@ class WorksetController:
         informers = InformerSet(registry, prefix="workset")
         self.informers = informers
         self.mwrs_cache = informers.watch(MANIFEST_WORK_REPLICA_SETS, self.on_mwrs)
-        self.work_cache = informers.watch(MANIFEST_WORKS, self.on_work)
         self.placement_cache = informers.watch(PLACEMENTS, self.on_placement)
         self.decision_cache = informers.watch(PLACEMENT_DECISIONS, self.on_decision)
 
         @kopf.on.startup(registry=registry, id="workset_start_workers")
         async def start_workers(**_: Any) -> None:
+            self.work_cache_task = asyncio.create_task(self.work_cache.run(), name="workset-work-cache")
             self.task = asyncio.create_task(self._run(), name="workset-workers")
             self.ttl_task = asyncio.create_task(self._run_ttl(), name="workset-ttl-workers")
 
@@ -256,7 +259,7 @@ class WorksetController:
         async def stop_workers(**_: Any) -> None:
             self.queue.shut_down()
             self.ttl_queue.shut_down()
-            for task in (self.task, self.ttl_task):
+            for task in (self.task, self.ttl_task, self.work_cache_task):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -266,13 +269,13 @@ class WorksetController:
     async def _run(self) -> None:
         assert self.informers is not None
         await self.informers.wait_synced()
+        await self.work_cache.synced.wait()
         await run_workers(
             self.queue, self.reconcile, workers=self.context.workers, on_result=self.context.on_reconcile
         )
 
     async def _run_ttl(self) -> None:
-        assert self.informers is not None
-        await self.informers.wait_synced()
+        await self.work_cache.synced.wait()
         await run_workers(self.ttl_queue, self.reconcile_ttl, workers=1, on_result=self.context.on_reconcile)
 
     # -- event mapping (cross-resource triggers, MWRS.md 2) ----------------------------------
@@ -338,7 +341,6 @@ class WorksetController:
 
     async def reconcile_ttl(self, key: str) -> float | None:
         """Delete a finished work once its ttlSecondsAfterFinished has passed (MWRS.md 9)."""
-        assert self.work_cache is not None
         namespace, _, name = key.partition("/")
         work = self.work_cache.get(name, namespace)
         if work is None:
@@ -369,7 +371,6 @@ class WorksetController:
         return sorted(found.values(), key=lambda w: (namespace_of(w), name_of(w)))
 
     def _cached_work(self, key: _Key) -> JSON | None:
-        assert self.work_cache is not None
         return self.work_cache.get(key[1], key[0])
 
     def spec_matcher(self, template: JSON) -> Callable[[JSON], bool]:
@@ -582,7 +583,6 @@ class WorksetController:
             )
         except Exception as exc:
             return WriteFailure(delete.namespace, delete.placement or "", aggregation.OTHER, _error_text(exc), verb="delete")
-        assert self.work_cache is not None
         cached = work or self.work_cache.get(delete.name, delete.namespace)
         if cached is not None:
             self.works_rw.delete_requested(cached)

@@ -77,13 +77,23 @@ def one_work_per_cluster(owner: str) -> Callable[[dict[tuple[str, str], JSON]], 
     return check
 
 
+def _brief(work: JSON) -> str:
+    conds = ",".join(f"{c['type']}={c['status']}@{c.get('observedGeneration')}"
+                     for c in (work.get("status") or {}).get("conditions") or [])
+    meta = work["metadata"]
+    return f"{meta['namespace']}/{meta['name']} gen {meta.get('generation')} rv {meta.get('resourceVersion')} [{conds}]"
+
+
 def in_flight_at_most(owner: str, bound: int, current: Callable[[JSON], bool] = lambda w: True) \
         -> Callable[[dict[tuple[str, str], JSON]], str | None]:
     mine = owned_by(owner)
 
     def check(works: dict[tuple[str, str], JSON]) -> str | None:
-        flying = sorted(w["metadata"]["namespace"] for w in works.values() if mine(w) and current(w) and not done(w))
-        return f"{len(flying)} works in flight (bound {bound}): {flying}" if len(flying) > bound else None
+        flying = sorted((w for w in works.values() if mine(w) and current(w) and not done(w)),
+                        key=lambda w: w["metadata"]["namespace"])
+        if len(flying) <= bound:
+            return None
+        return f"{len(flying)} works in flight (bound {bound}): " + "; ".join(_brief(w) for w in flying)
 
     return check
 
@@ -254,6 +264,6 @@ def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None
         complete(agents, ns_name, "fleet", timeout=90)
     finally:
         monitor.stop()
-    assert monitor.violations == []
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills_mid_rollout >= 10
     assert _shape(agents, ns_name, "fleet") == expected

@@ -172,11 +172,18 @@ class OperatorRunner:
     def _end(self, how: Callable[[], None]) -> None:
         if self.thread is None or self.loop is None:
             return
+        before = {t for t in threading.enumerate() if t.name == "kopf-operator"}
+        controller = self.controller
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(how)
         self.thread.join(60)
         assert not self.thread.is_alive(), "the operator did not end within 60s"
         self.thread = None
+        # Like a killed process: requests already on the wire complete, nothing else is sent.
+        if controller is not None:
+            controller.writer.executor.shutdown(wait=True, cancel_futures=True)
+        for thread in before:
+            thread.join(60)
 
     def stop(self) -> None:
         self._end(lambda: self.stop_event.set() if self.stop_event else None)
