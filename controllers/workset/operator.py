@@ -403,10 +403,12 @@ class WorksetController:
             return await self._finalize(key, body, owner)
         finalizers = list(meta(body).get("finalizers") or [])
         if MWRS_FINALIZER not in finalizers:
-            await self._patch_mwrs(
+            # This pass writes nothing else (MWRS.md 3). The next one follows at once: it reads
+            # the patched object from the overlay instead of waiting for the watch event.
+            patched = await self._patch_mwrs(
                 body, {"metadata": {"finalizers": [*finalizers, MWRS_FINALIZER]}}, subresource=None
             )
-            return None
+            return 0.0 if patched is not None else CONFLICT_RETRY_SECONDS
         return await self._deploy_and_report(key, body, owner)
 
     def _forget(self, key: str, namespace: str, name: str) -> None:
