@@ -264,15 +264,18 @@ class WorksetController:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
-            self.writer.close()
 
     async def _run(self) -> None:
         assert self.informers is not None
-        await self.informers.wait_synced()
-        await self.work_cache.synced.wait()
-        await run_workers(
-            self.queue, self.reconcile, workers=self.context.workers, on_result=self.context.on_reconcile
-        )
+        try:
+            await self.informers.wait_synced()
+            await self.work_cache.synced.wait()
+            await run_workers(
+                self.queue, self.reconcile, workers=self.context.workers, on_result=self.context.on_reconcile
+            )
+        finally:
+            # Also when the operator is aborted (a lost lease): no thread outlives it.
+            self.writer.close()
 
     async def _run_ttl(self) -> None:
         await self.work_cache.synced.wait()
