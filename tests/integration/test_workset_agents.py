@@ -4,8 +4,14 @@ that checks the rollout's bounds at every single ManifestWork change, and restar
 from __future__ import annotations
 
 import copy
+import os
 import random
+import signal
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -235,12 +241,23 @@ def _shape(env: Env, ns: str, name: str) -> dict[str, Any]:
     }
 
 
-def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None:
-    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
-    steady_ns = rollout(agents, "fleet", RELIABLE, strategy)
-    complete(agents, steady_ns, "fleet", timeout=90)
-    expected = _shape(agents, steady_ns, "fleet")
+STEADY: dict[str, Any] = {}
 
+
+def steady_shape(env: Env, strategy: JSON) -> dict[str, Any]:
+    """The final state of an uninterrupted rollout over the 50 reliable clusters (once per module)."""
+    if "shape" not in STEADY:
+        ns = rollout(env, "fleet", RELIABLE, strategy)
+        complete(env, ns, "fleet", timeout=90)
+        STEADY["shape"] = _shape(env, ns, "fleet")
+    return dict(STEADY["shape"])
+
+
+PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+
+
+def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None:
+    expected = steady_shape(agents, PROGRESSIVE_2)
     ns_name = agents.unique("agents")
     owner = f"{ns_name}.fleet"
     monitor = start_monitor(agents, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
@@ -249,7 +266,7 @@ def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None
     try:
         agents.namespace(ns_name)
         agents.placement(ns_name, "rollout", [RELIABLE])
-        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": strategy}])
+        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": PROGRESSIVE_2}])
         while kills_mid_rollout < 12:
             # Let it run for a random moment (mid-write, mid-wave, idle), then kill it: a pause on
             # purpose, not a wait for a condition.
@@ -266,4 +283,68 @@ def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills_mid_rollout >= 10
+    assert _shape(agents, ns_name, "fleet") == expected
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(agents: Env) -> None:
+    """`ocm-rollout run --controllers workset` killed with SIGKILL at random moments after it is
+    ready, ten times during one rollout."""
+    expected = steady_shape(agents, PROGRESSIVE_2)
+    agents.operator.kill()
+    ns_name = agents.unique("agents")
+    owner = f"{ns_name}.fleet"
+    monitor = start_monitor(agents, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
+    rng = random.Random(7)
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    kills = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    def launch() -> tuple[subprocess.Popen[bytes], int]:
+        port = _free_port()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "controllers", "run", "--controllers", "workset", "--kubeconfig",
+             agents.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
+             "--metrics-bind-address", "0", "--log-level", "error"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: child.poll() is None and _ready(port), timeout=60, what="the controller process ready")
+        return child, port
+
+    try:
+        process, _ = launch()
+        agents.namespace(ns_name)
+        agents.placement(ns_name, "rollout", [RELIABLE])
+        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": PROGRESSIVE_2}])
+        while kills < 10:
+            time.sleep(rng.uniform(0.05, 0.5))
+            works = agents.works_of(ns_name, "fleet")
+            if len(works) == len(RELIABLE) and all(done(w) for w in works):
+                break
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+            kills += 1
+            process, _ = launch()
+        complete(agents, ns_name, "fleet", timeout=90)
+    finally:
+        monitor.stop()
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+        agents.operator.start()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills == 10
     assert _shape(agents, ns_name, "fleet") == expected
