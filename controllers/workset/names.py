@@ -58,7 +58,7 @@ from api.constants import (
 )
 
 # Improvement 3: the full "<namespace>.<name>" when the owner label holds a hashed value.
-MWRS_OWNER_ANNOTATION: Final = "work.open-cluster-management.io/manifestworkreplicaset"
+MWRS_OWNER_ANNOTATION: Final = "work.ocm-rollout.io/manifestworkreplicaset"
 # Improvement 4: when the controller wrote the work's current spec (start of its revision).
 TEMPLATE_APPLIED_ANNOTATION: Final = "work.ocm-rollout.io/template-applied-time"
 
