@@ -4,8 +4,9 @@ One pass per MWRS key (MWRS.md 3): finalize (4) or add the finalizer, then deplo
 status (6), then patch the status only if it changed, record the rollout's events, and ask to
 be looked at again when the planner's recheck time comes (8).
 
-Inputs come from informer caches (MWRS, ManifestWorks, Placements, PlacementDecisions), and
-every change to them re-queues the MWRS keys that depend on it. The controller's own writes
+Inputs come from caches: kopf informers for MWRS, Placements and PlacementDecisions, and a light
+list-and-watch cache for the many ManifestWorks (``workcache.py``); every change to them
+re-queues the MWRS keys that depend on it (a work through its owner label, also when hashed). The controller's own writes
 are overlaid on the caches until the caches catch up ("read your writes"), so a pass never
 plans from a view older than what this controller already wrote, and a (cluster, placement)
 never gets a second work. After a restart the caches are complete before the first pass
