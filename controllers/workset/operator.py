@@ -489,9 +489,12 @@ class WorksetController:
             now=now,
             namespace=namespace,
         )
+        persisted = True
         if aggregation.status_changed(body.get("status"), result.status):
-            await self._patch_mwrs(body, {"status": result.status}, subresource="status")
-        await self._record_events(key, body, plan, outcome, result.status, now)
+            persisted = await self._patch_mwrs(body, {"status": result.status}, subresource="status") is not None
+        # A status that did not reach the API (a conflict: the next pass comes) announces nothing;
+        # waves and breaches are about works already written, so they are told in any case.
+        await self._record_events(key, body, plan, outcome, result.status if persisted else body.get("status") or {}, now)
         self._publish_metrics(body, plan)
         failures = outcome.failures()
         if failures:
