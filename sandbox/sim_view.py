@@ -346,6 +346,16 @@ def changes(old: Snapshot | None, new: Snapshot) -> list[str]:
 # --- the refreshing view -----------------------------------------------------------------------
 
 
+def fit_to_height(lines: list[str], rows: int) -> list[str]:
+    """The lines that fit a terminal of ``rows`` rows, keeping the top (the banner with the
+    kubeconfig comes first) and saying how much was cut, so nothing scrolls the banner away."""
+    room = max(rows - 1, 2)  # the last row stays free: writing a newline there would scroll
+    if len(lines) <= room:
+        return lines
+    hidden = len(lines) - (room - 1)
+    return [*lines[: room - 1], f"... {hidden} more lines: enlarge the terminal, or run `ocm-rollout status`"]
+
+
 class LiveView:
     """Redraws the screen a few times a second on a terminal; logs one line per change otherwise."""
 
@@ -390,11 +400,12 @@ class LiveView:
     def draw(self) -> None:
         current = self.snapshot()
         if self.interactive:
-            width = shutil.get_terminal_size((100, 40)).columns
+            size = shutil.get_terminal_size((100, 40))
             stamp = self.clock().strftime("%H:%M:%S")
-            screen = render(current, header=[*self.header, f"updated {stamp}   (Ctrl-C to stop)", ""], width=width)
+            screen = render(current, header=[*self.header, f"updated {stamp}   (Ctrl-C to stop)", ""], width=size.columns)
+            lines = fit_to_height(screen.split("\n"), size.lines)
             # Overwrite in place (no flicker): home, each line cleared to its end, then below.
-            self.out.write(HOME + "".join(line + CLEAR_LINE + "\n" for line in screen.split("\n")) + CLEAR_BELOW)
+            self.out.write(HOME + "".join(line + CLEAR_LINE + "\n" for line in lines) + CLEAR_BELOW)
             self.out.flush()
         else:
             for line in changes(self.last, current):

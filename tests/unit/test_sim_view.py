@@ -193,3 +193,14 @@ def test_interactive_view_redraws_in_place() -> None:
     assert screen.startswith("\x1b[H" + "hub\x1b[K\n")
     assert screen.endswith("\x1b[J")
     assert "cluster1" in screen
+
+
+def test_the_screen_keeps_its_top_and_says_what_it_cut_when_the_terminal_is_short() -> None:
+    from sandbox.sim_view import fit_to_height
+
+    lines = [f"line {i}" for i in range(30)]
+    fitted = fit_to_height(lines, 10)
+    assert len(fitted) == 9
+    assert fitted[:8] == lines[:8]
+    assert fitted[-1].startswith("... 22 more lines")
+    assert fit_to_height(lines[:5], 10) == lines[:5]
