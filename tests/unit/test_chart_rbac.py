@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "ocm-rollout"
 CATALOG = CHART / "files" / "rbac.yaml"
 CONTROLLERS = ("placement", "workset", "addon")
+# Every controller on, so that each one's rules are rendered (the add-on manager is off by default).
+ALL_ON: dict[str, Any] = {"controllers": {name: {"enabled": True} for name in CONTROLLERS}}
 CONTROLLER_LABEL = "ocm-rollout.open-cluster-management.io/controller"
 
 FORBIDDEN_VERBS = {"*", "escalate", "bind", "impersonate", "approve", "sign", "deletecollection"}
@@ -86,7 +88,7 @@ def test_core_api_access_is_limited_to_creating_events(chart: Any) -> None:
 
 def test_rendered_cluster_roles_are_exactly_the_catalog(chart: Any) -> None:
     catalog = load_catalog(CATALOG)
-    roles = controller_roles(rendered(chart))
+    roles = controller_roles(rendered(chart, ALL_ON))
     assert sorted(roles) == sorted(CONTROLLERS)
     for controller, role in roles.items():
         expected = [e.rule for e in catalog["common"] + catalog[controller]]
@@ -94,7 +96,7 @@ def test_rendered_cluster_roles_are_exactly_the_catalog(chart: Any) -> None:
 
 
 def test_per_controller_service_accounts_hold_only_their_own_role(chart: Any) -> None:
-    objects = rendered(chart, {"deploymentMode": "perController"})
+    objects = rendered(chart, {**ALL_ON, "deploymentMode": "perController"})
     bindings = {
         o["roleRef"]["name"]: [s["name"] for s in o["subjects"]] for o in objects if o["kind"] == "ClusterRoleBinding"
     }
