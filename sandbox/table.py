@@ -6,20 +6,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from sandbox.agents.conditions import parse_time
 from sandbox.jsonpath import JsonPathError, compile_path
 from sandbox.resources import Column
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
 
 
 def human_duration(seconds: float) -> str:
