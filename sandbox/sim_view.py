@@ -22,9 +22,9 @@ from typing import Any, TextIO
 
 from api import constants
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, PLACEMENT_DECISIONS, PLACEMENTS, Kube
+from controllers.runtime.watchcache import WatchCache
 from controllers.workset.report import Report, build_report
 from controllers.workset.workbuild import owner_for
-from sandbox.sim_client import Informer
 
 REFRESH_SECONDS = 0.25
 HOME = "\x1b[H"
@@ -363,8 +363,8 @@ class LiveView:
         self,
         kube: Kube,
         *,
-        clusters: Informer,
-        works: Informer,
+        clusters: WatchCache,
+        works: WatchCache,
         header: Sequence[str] = (),
         out: TextIO | None = None,
         interactive: bool | None = None,
@@ -374,9 +374,9 @@ class LiveView:
         self.interactive = self.out.isatty() if interactive is None else interactive
         self.clusters = clusters
         self.works = works
-        self.placements = Informer(kube, PLACEMENTS)
-        self.decisions = Informer(kube, PLACEMENT_DECISIONS)
-        self.replica_sets = Informer(kube, MANIFEST_WORK_REPLICA_SETS)
+        self.placements = WatchCache(kube, PLACEMENTS)
+        self.decisions = WatchCache(kube, PLACEMENT_DECISIONS)
+        self.replica_sets = WatchCache(kube, MANIFEST_WORK_REPLICA_SETS)
         self.header = list(header)
         self.clock = clock
         self.last: Snapshot | None = None

@@ -41,6 +41,7 @@ from controllers.runtime.kube import (
     NotFound,
 )
 from controllers.runtime.queue import WorkQueue, run_workers
+from controllers.runtime.watchcache import Key, WatchCache
 from sandbox.agents import names
 from sandbox.agents.registration import (
     agent_status,
@@ -61,7 +62,7 @@ from sandbox.agents.registration import (
     managed_cluster,
 )
 from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
-from sandbox.sim_client import Informer, Key, Writer
+from sandbox.sim_client import Writer
 from sandbox.sim_profile import ClusterPlan, Profile
 
 log = logging.getLogger(__name__)
@@ -115,13 +116,13 @@ class Simulation:
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         self._reachable: dict[str, bool] = {}
 
-        self.clusters = Informer(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
-        self.works = Informer(kube, MANIFEST_WORKS, on_change=self._on_work)
-        self.leases = Informer(
+        self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
+        self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work)
+        self.leases = WatchCache(
             kube, LEASES, label_selector=names.CLUSTER_NAME_LABEL, on_change=self._on_lease
         )
-        self.cluster_sets = Informer(kube, MANAGED_CLUSTER_SETS, on_change=self._on_set_or_binding)
-        self.bindings = Informer(kube, MANAGED_CLUSTER_SET_BINDINGS, on_change=self._on_set_or_binding)
+        self.cluster_sets = WatchCache(kube, MANAGED_CLUSTER_SETS, on_change=self._on_set_or_binding)
+        self.bindings = WatchCache(kube, MANAGED_CLUSTER_SET_BINDINGS, on_change=self._on_set_or_binding)
         self.informers = [self.clusters, self.works, self.leases, self.cluster_sets, self.bindings]
 
         self.work_queue: WorkQueue[Key] = WorkQueue("sim-work-agent")
@@ -226,7 +227,7 @@ class Simulation:
         if not reachable:
             return until_change
         if was_reachable is False:
-            for key in list(self.works.cache):
+            for key in list(self.works.objects):
                 if key[0] == name:
                     self.work_queue.add(key)
 
@@ -411,7 +412,7 @@ class Simulation:
             for name in self.plans:
                 self.agent_queue.add(name)
                 self.hub_queue.add(name)
-            for key in self.works.cache:
+            for key in self.works.objects:
                 if key[0] in self.plans:
                     self.work_queue.add(key)
             self._queue_sets()

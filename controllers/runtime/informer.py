@@ -1,5 +1,13 @@
 """Live caches of watched resources, fed by kopf.
 
+Which cache for which kind, in a kopf controller: these informers for low-churn kinds (few
+objects that change rarely: ManagedClusters, Placements, PlacementDecisions,
+ManifestWorkReplicaSets, ...), where kopf's per-event cost does not matter;
+``watchcache.WatchCache`` for high-churn kinds such as ManifestWorks (many objects, several
+writes each per rollout), where kopf's per-event CPU cost (about that of one write) would take a
+large share of the controller's time. Code that runs without kopf (the simulated agents) uses
+``WatchCache`` for every kind.
+
 kopf runs no event handler before every resource that has an index handler has been fully
 listed, so once any handler of an ``InformerSet`` has run, every cache of the set is complete.
 The controllers' workers read from these caches and never reconcile before that moment: a

@@ -5,7 +5,7 @@ status (6), then patch the status only if it changed, record the rollout's event
 be looked at again when the planner's recheck time comes (8).
 
 Inputs come from caches: kopf informers for MWRS, Placements and PlacementDecisions, and a light
-list-and-watch cache for the many ManifestWorks (``workcache.py``); every change to them
+list-and-watch cache for the many ManifestWorks (``controllers.runtime.watchcache``); every change to them
 re-queues the MWRS keys that depend on it (a work through its owner label, also when hashed). The controller's own writes
 are overlaid on the caches until the caches catch up ("read your writes"), so a pass never
 plans from a view older than what this controller already wrote, and a (cluster, placement)
@@ -50,6 +50,7 @@ from controllers.runtime.kube import (
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
+from controllers.runtime.watchcache import WatchCache
 from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
 from controllers.workset.names import (
@@ -73,7 +74,6 @@ from controllers.workset.wire import (
     namespace_of,
 )
 from controllers.workset.workbuild import Owner, belongs_to, owner_for
-from controllers.workset.workcache import WatchedCache
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ class WorksetController:
         self.informers: InformerSet | None = None
         self.mwrs_cache: Informer | None = None
         # ManifestWorks are many and change often: a light list-and-watch cache, not kopf.
-        self.work_cache = WatchedCache(context.kube, MANIFEST_WORKS, self.on_work)
+        self.work_cache = WatchCache(context.kube, MANIFEST_WORKS, on_change=self.on_work)
         self.work_cache_task: asyncio.Task[None] | None = None
         self.placement_cache: Informer | None = None
         self.decision_cache: Informer | None = None
@@ -295,7 +295,7 @@ class WorksetController:
             self.owners.setdefault(value, set()).add(key)
         self.queue.add(key)
 
-    def on_work(self, event_type: str, obj: JSON) -> None:
+    def on_work(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
         ref = (namespace_of(obj), name_of(obj))
         value = labels_of(obj).get(MWRS_LABEL)
         previous = self.work_owner.pop(ref, None)

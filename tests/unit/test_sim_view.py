@@ -9,7 +9,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from controllers.runtime.kube import MANAGED_CLUSTERS, MANIFEST_WORKS, Kube
-from sandbox.sim_client import Informer
+from controllers.runtime.watchcache import WatchCache
 from sandbox.sim_view import ClusterRow, LiveView, Snapshot, build_snapshot, changes, natural_key, render
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -173,7 +173,7 @@ def test_first_snapshot_reports_every_cluster() -> None:
 
 def offline_view(out: io.StringIO, *, interactive: bool) -> LiveView:
     kube = Kube(ApiClient())
-    clusters, works = Informer(kube, MANAGED_CLUSTERS), Informer(kube, MANIFEST_WORKS)
+    clusters, works = WatchCache(kube, MANAGED_CLUSTERS), WatchCache(kube, MANIFEST_WORKS)
     clusters.remember(cluster("cluster1"))
     return LiveView(kube, clusters=clusters, works=works, header=["hub"], out=out, interactive=interactive, clock=lambda: NOW)
 

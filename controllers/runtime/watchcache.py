@@ -1,0 +1,337 @@
+"""A list-and-watch cache of one resource kind, outside kopf.
+
+For kinds with many objects that change often (ManifestWorks: N per ManifestWorkReplicaSet, each
+written several times per rollout). Handled as kopf events, every such change costs the
+controller about as much CPU as writing a work (kopf builds a body view, loggers, a diff base and
+the handler's arguments per event, in the controller's own process), which halved the
+ManifestWorkReplicaSet controller's write rate. ``WatchCache`` does only what its users need:
+
+- list (paginated), then watch from the list's resourceVersion (with bookmarks and a server-side
+  timeout), optionally in one namespace and with a label selector;
+- keep the latest object per (namespace, name); an event older than the cached object (integer
+  resourceVersions) is dropped and not passed on;
+- call each callback ``(event type, object, previous object or None)`` on the event loop, after
+  the cache has been updated: "" for the first listing, then ADDED, MODIFIED or DELETED (a
+  listing after a lost watch reports what changed meanwhile with these types too);
+- list again after ``410 Gone`` or a broken stream (with back-off);
+- ``synced`` is set once the first listing is cached, so a (re)started controller never acts on
+  a half-listed world, as with the kopf informers (informer.py);
+- ``remember(obj)`` puts an object the caller just wrote into the cache ("read your writes").
+
+The watch stream is read and decoded in a worker thread through the official client
+(``Kube.api_client``: the same kubeconfig and code path as every other request); the events of
+each chunk read are handed to the event loop in one call, and the loop alone touches the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from controllers.runtime.kube import JSON, Kube, KubeError, Resource
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+"""(namespace or "", name)."""
+ChangeCallback = Callable[[str, JSON, JSON | None], None]
+"""``(event type, object, previous object or None)``; see the module docstring for the types.
+A DELETED found by a listing passes the last known object as both object and previous."""
+
+LIST_PAGE = 500
+WATCH_SECONDS = 300
+CONNECT_SECONDS = 30
+RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+# How long the loop waits for a stopped watch's thread to end.
+THREAD_JOIN_SECONDS = 5.0
+_END = object()
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def resource_version(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+def newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """Is ``candidate`` at least as new as ``current``? (resourceVersions compared as integers
+    when both are; an opaque one never makes the candidate older)."""
+    if current is None:
+        return True
+    new, old = resource_version(candidate), resource_version(current)
+    if new.isdigit() and old.isdigit():
+        return int(new) >= int(old)
+    return True
+
+
+def apply_event(cache: dict[Key, JSON], event_type: str, obj: JSON) -> JSON | None:
+    """Apply one event to ``cache``; returns the previous object (None if there was none).
+    An event older than the cached object leaves the cache alone."""
+    key = key_of(obj)
+    previous = cache.get(key)
+    if not newer(obj, previous):
+        return previous
+    if event_type == "DELETED":
+        cache.pop(key, None)
+    else:
+        cache[key] = obj
+    return previous
+
+
+class WatchGone(Exception):
+    """The watch's resourceVersion is too old (410): list again."""
+
+
+class WatchCache:
+    """The latest version of every object of one resource kind; see the module docstring."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        on_change: ChangeCallback | None = None,
+    ) -> None:
+        self.kube = kube
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.objects: dict[Key, JSON] = {}
+        self.synced = asyncio.Event()
+        self.callbacks: list[ChangeCallback] = [on_change] if on_change is not None else []
+        self._version = ""  # resourceVersion to watch from
+        self._listed_once = False
+        self._response: Any = None
+        self._response_lock = threading.Lock()
+
+    # -- reading ------------------------------------------------------------------------------
+    def get(self, name: str, namespace: str | None = None) -> JSON | None:
+        return self.objects.get((namespace or "", name))
+
+    def items(self) -> list[JSON]:
+        """Every cached object."""
+        return list(self.objects.values())
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def remember(self, obj: JSON) -> None:
+        """Cache an object the caller just wrote (unless the cache holds a newer one), so its next
+        pass does not act on the copy it replaced before the watch event arrives. No callback."""
+        apply_event(self.objects, "MODIFIED", obj)
+
+    def _notify(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        for callback in self.callbacks:
+            try:
+                callback(event_type, obj, previous)
+            except Exception:
+                log.exception("watch cache callback failed", extra={"resource": self.resource.plural})
+
+    # -- listing ------------------------------------------------------------------------------
+    async def _list(self) -> None:
+        query = {"limit": str(LIST_PAGE)}
+        if self.label_selector:
+            query["labelSelector"] = self.label_selector
+        items: list[JSON] = []
+        version = ""
+        while True:
+            page = await self.kube.request("GET", self.resource.path(self.namespace), query=query)
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            version = str(meta.get("resourceVersion") or version)
+            token = meta.get("continue")
+            if not token:
+                break
+            query["continue"] = str(token)
+        fresh = {key_of(item): item for item in items}
+        old, self.objects, self._version = self.objects, fresh, version
+        first = not self._listed_once
+        self._listed_once = True
+        for key, obj in fresh.items():
+            previous = old.get(key)
+            if first:
+                self._notify("", obj, previous)
+            elif previous is None:
+                self._notify("ADDED", obj, None)
+            elif resource_version(previous) != resource_version(obj):
+                self._notify("MODIFIED", obj, previous)
+        for key, obj in old.items():
+            if key not in fresh:
+                self._notify("DELETED", obj, obj)
+
+    # -- the watch stream (worker thread) -----------------------------------------------------
+    def _open(self) -> Any:
+        """Start one watch request; the raw (streaming) response."""
+        query = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(WATCH_SECONDS),
+        }
+        if self._version:
+            query["resourceVersion"] = self._version
+        if self.label_selector:
+            query["labelSelector"] = self.label_selector
+        client = self.kube.api_client
+        request = client.param_serialize(
+            method="GET",
+            resource_path=f"{self.resource.path(self.namespace)}?{urlencode(query)}",
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        answer = client.call_api(*request, _request_timeout=(CONNECT_SECONDS, WATCH_SECONDS + 30))
+        raw = answer.response
+        if answer.status == 410:
+            raw.release_conn()
+            raise WatchGone()
+        if not 200 <= answer.status <= 299:
+            data = raw.data
+            raw.release_conn()
+            raise KubeError(answer.status, str(answer.reason), data.decode(errors="replace") if data else "")
+        return raw
+
+    @staticmethod
+    def _batches(raw: Any) -> Iterator[list[JSON]]:
+        """The events of each chunk read (newline-delimited JSON), decoded."""
+        pending = b""
+        for chunk in raw.stream(amt=None, decode_content=True):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            batch = [json.loads(line) for line in lines if line.strip()]
+            if batch:
+                yield batch
+
+    def _read(self, loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[Any], stopped: threading.Event) -> None:
+        """Thread body: read one watch stream and hand its events to the loop."""
+
+        def hand(item: Any) -> bool:
+            if stopped.is_set():
+                return False
+            try:
+                loop.call_soon_threadsafe(inbox.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody listens any more
+                stopped.set()
+                return False
+            return True
+
+        try:
+            raw = self._open()
+            with self._response_lock:
+                self._response = raw
+            if stopped.is_set():  # stopped while the request was being made
+                raw.release_conn()
+                return
+            try:
+                for batch in self._batches(raw):
+                    if not hand(batch):
+                        return
+            finally:
+                with self._response_lock:
+                    self._response = None
+                raw.release_conn()
+        except BaseException as exc:  # handed to the loop, which decides
+            hand(exc)
+            return
+        hand(_END)
+
+    def _interrupt(self) -> None:
+        with self._response_lock:
+            raw = self._response
+        if raw is not None:
+            with contextlib.suppress(Exception):  # already closed
+                raw.shutdown()
+
+    # -- applying events (event loop) ---------------------------------------------------------
+    def _apply(self, event: JSON) -> None:
+        event_type = str(event.get("type") or "")
+        obj = event.get("object") or {}
+        if event_type == "ERROR":
+            if obj.get("code") == 410:
+                raise WatchGone()
+            raise KubeError(int(obj.get("code") or 500), str(obj.get("reason") or "Error"), str(obj.get("message") or ""))
+        version = resource_version(obj)
+        if version:
+            self._version = version
+        if event_type == "BOOKMARK":
+            return
+        previous = self.objects.get(key_of(obj))
+        if not newer(obj, previous):
+            return  # older than what is cached (a write remembered before its event came)
+        apply_event(self.objects, event_type, obj)
+        self._notify(event_type, obj, previous)
+
+    async def _watch(self) -> None:
+        """One watch request, applied event by event until it ends."""
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue[Any] = asyncio.Queue()
+        stopped = threading.Event()
+        reader = threading.Thread(
+            target=self._read, args=(loop, inbox, stopped), name=f"watch-{self.resource.plural}", daemon=True
+        )
+        reader.start()
+        try:
+            while True:
+                item = await inbox.get()
+                if item is _END:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                for event in item:
+                    self._apply(event)
+        finally:
+            stopped.set()
+            self._interrupt()
+            # The stream is shut down; let the thread see it before moving on (no thread
+            # outlives its cache).
+            await asyncio.shield(asyncio.to_thread(reader.join, THREAD_JOIN_SECONDS))
+
+    # -- running ------------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """List and watch until ``stop`` is set or the task is cancelled."""
+        if stop is None:
+            await self._run()
+            return
+        running = asyncio.ensure_future(self._run())
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            running.cancel()
+            await asyncio.gather(running, stopping, return_exceptions=True)
+
+    async def _run(self) -> None:
+        """List, then watch; list again after 410 or a failure (with back-off)."""
+        failures = 0
+        must_list = True
+        while True:
+            try:
+                if must_list:
+                    await self._list()
+                    self.synced.set()
+                    must_list = False
+                await self._watch()
+                failures = 0
+            except WatchGone:
+                must_list = True
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
+                failures += 1
+                must_list = True
+                log.warning(
+                    "watch failed; listing again",
+                    extra={"resource": self.resource.plural, "error": str(exc), "retry_in": delay},
+                )
+                await asyncio.sleep(delay)

@@ -1,0 +1,191 @@
+"""The list-and-watch cache (controllers.runtime.watchcache): the cache rule, watch events,
+listings and the decoding of the watch stream."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+
+from controllers.runtime.kube import MANIFEST_WORKS, Kube
+from controllers.runtime.watchcache import Key, WatchCache, WatchGone, apply_event, key_of, newer
+
+
+def obj(name: str, rv: str, namespace: str = "ns", **extra: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace, "resourceVersion": rv}, **extra}
+
+
+def work(name: str, rv: str, uid: str = "u1") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "c1", "resourceVersion": rv, "uid": uid}}
+
+
+# --- the cache rule ------------------------------------------------------------------------------
+
+
+def test_added_object_is_cached_by_namespace_and_name() -> None:
+    cache: dict[Key, dict[str, Any]] = {}
+    assert apply_event(cache, "ADDED", obj("a", "1")) is None
+    assert key_of(obj("a", "1")) == ("ns", "a")
+    assert cache[("ns", "a")]["metadata"]["resourceVersion"] == "1"
+
+
+def test_modified_object_replaces_and_returns_the_previous_one() -> None:
+    cache = {("ns", "a"): obj("a", "1")}
+    previous = apply_event(cache, "MODIFIED", obj("a", "2", spec=1))
+    assert previous is not None and previous["metadata"]["resourceVersion"] == "1"
+    assert cache[("ns", "a")]["spec"] == 1
+
+
+def test_stale_event_leaves_a_newer_cached_copy_alone() -> None:
+    cache = {("ns", "a"): obj("a", "10")}
+    apply_event(cache, "MODIFIED", obj("a", "9"))
+    assert cache[("ns", "a")]["metadata"]["resourceVersion"] == "10"
+
+
+def test_resource_versions_compare_as_numbers() -> None:
+    assert newer(obj("a", "10"), obj("a", "9"))
+    assert not newer(obj("a", "9"), obj("a", "10"))
+
+
+def test_deleted_object_leaves_the_cache() -> None:
+    cache = {("ns", "a"): obj("a", "3")}
+    apply_event(cache, "DELETED", obj("a", "4"))
+    assert cache == {}
+
+
+def test_cluster_scoped_objects_have_an_empty_namespace() -> None:
+    assert key_of({"metadata": {"name": "cluster1"}}) == ("", "cluster1")
+
+
+# --- watch events --------------------------------------------------------------------------------
+
+
+def cache() -> tuple[WatchCache, list[tuple[str, str]]]:
+    seen: list[tuple[str, str]] = []
+    watched = WatchCache(
+        cast(Kube, None), MANIFEST_WORKS, on_change=lambda t, o, _p: seen.append((t, o["metadata"]["resourceVersion"]))
+    )
+    return watched, seen
+
+
+def test_events_update_the_cache_and_are_passed_on() -> None:
+    watched, seen = cache()
+    watched._apply({"type": "ADDED", "object": work("w", "3")})
+    watched._apply({"type": "MODIFIED", "object": work("w", "4")})
+    assert watched.get("w", "c1") == work("w", "4")
+    watched._apply({"type": "DELETED", "object": work("w", "5")})
+    assert watched.get("w", "c1") is None
+    assert seen == [("ADDED", "3"), ("MODIFIED", "4"), ("DELETED", "5")]
+
+
+def test_older_event_than_the_cached_object_is_ignored() -> None:
+    watched, seen = cache()
+    watched._apply({"type": "MODIFIED", "object": work("w", "10")})
+    watched._apply({"type": "MODIFIED", "object": work("w", "9")})
+    assert watched.get("w", "c1") == work("w", "10")
+    assert seen == [("MODIFIED", "10")]
+
+
+def test_bookmark_only_moves_the_resource_version() -> None:
+    watched, seen = cache()
+    watched._apply({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "42"}}})
+    assert watched._version == "42" and seen == [] and len(watched) == 0
+
+
+def test_expired_watch_asks_for_a_new_listing() -> None:
+    watched, _ = cache()
+    with pytest.raises(WatchGone):
+        watched._apply({"type": "ERROR", "object": {"code": 410, "reason": "Expired"}})
+
+
+def test_remembered_write_is_kept_over_the_older_events_still_coming() -> None:
+    watched, seen = cache()
+    watched.remember(work("w", "7"))
+    watched._apply({"type": "MODIFIED", "object": work("w", "6")})
+    assert watched.get("w", "c1") == work("w", "7")
+    assert seen == []
+
+
+def test_callbacks_get_the_previous_object() -> None:
+    previous: list[Any] = []
+    watched = WatchCache(cast(Kube, None), MANIFEST_WORKS, on_change=lambda _t, _o, p: previous.append(p))
+    watched._apply({"type": "ADDED", "object": work("w", "3")})
+    watched._apply({"type": "MODIFIED", "object": work("w", "4")})
+    assert previous == [None, work("w", "3")]
+
+
+# --- listings ------------------------------------------------------------------------------------
+
+
+class PagedKube:
+    """Answers list requests from ``pages`` (one listing per entry, each a list of pages)."""
+
+    def __init__(self, listings: list[list[dict[str, Any]]]) -> None:
+        self.listings = listings
+        self.queries: list[dict[str, str]] = []
+
+    async def request(self, method: str, path: str, *, query: dict[str, str]) -> dict[str, Any]:
+        self.queries.append(dict(query))
+        pages = self.listings[0]
+        page = pages[int(query.get("continue") or 0)]
+        if not page["metadata"].get("continue"):
+            self.listings.pop(0)
+        return page
+
+
+def page(rv: str, *items: dict[str, Any], more: str = "") -> dict[str, Any]:
+    return {"metadata": {"resourceVersion": rv, "continue": more}, "items": list(items)}
+
+
+def listed(kube: PagedKube, label_selector: str | None = None) -> tuple[WatchCache, list[tuple[str, str]]]:
+    seen: list[tuple[str, str]] = []
+    watched = WatchCache(
+        cast(Kube, kube),
+        MANIFEST_WORKS,
+        label_selector=label_selector,
+        on_change=lambda t, o, _p: seen.append((t, o["metadata"]["name"])),
+    )
+    return watched, seen
+
+
+async def test_first_listing_reads_every_page_and_reports_objects_with_an_empty_type() -> None:
+    kube = PagedKube([[page("5", work("a", "1"), more="1"), page("6", work("b", "2"))]])
+    watched, seen = listed(kube)
+    await watched._list()
+    assert seen == [("", "a"), ("", "b")]
+    assert len(watched) == 2 and watched._version == "6"
+    assert [q.get("continue") for q in kube.queries] == [None, "1"]
+
+
+async def test_listing_again_reports_what_changed_meanwhile() -> None:
+    kube = PagedKube([[page("5", work("a", "1"), work("b", "2"))], [page("9", work("a", "8"), work("c", "9"))]])
+    watched, seen = listed(kube)
+    await watched._list()
+    seen.clear()
+    await watched._list()
+    assert sorted(seen) == [("ADDED", "c"), ("DELETED", "b"), ("MODIFIED", "a")]
+
+
+async def test_listing_passes_the_label_selector() -> None:
+    kube = PagedKube([[page("5")]])
+    watched, _ = listed(kube, label_selector="app=x")
+    await watched._list()
+    assert kube.queries[0]["labelSelector"] == "app=x"
+
+
+# --- the watch stream ----------------------------------------------------------------------------
+
+
+class Chunks:
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+
+    def stream(self, amt: Any = None, decode_content: bool = True) -> Iterator[bytes]:
+        yield from self.chunks
+
+
+def test_events_split_across_chunks_are_decoded_whole() -> None:
+    raw = Chunks(b'{"type": "ADDED", "object": {}}\n{"type": "MOD', b'IFIED", "object": {}}\n\n', b"")
+    types = [[event["type"] for event in batch] for batch in WatchCache._batches(raw)]
+    assert types == [["ADDED"], ["MODIFIED"]]
