@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from sandbox.errors import ApiError
@@ -63,13 +64,18 @@ def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
             raise ProtobufError(f"unsupported wire type {wire}")
 
 
-def _text(value: int | bytes) -> str:
+Value = int | bytes
+# Puts what one field holds into the object being decoded.
+Setter = Callable[[dict[str, Any], Value], None]
+
+
+def _text(value: Value) -> str:
     if not isinstance(value, bytes):
         raise ProtobufError("expected a string")
     return value.decode("utf-8")
 
 
-def _map_entry(value: int | bytes) -> tuple[str, bytes]:
+def _map_entry(value: Value) -> tuple[str, bytes]:
     if not isinstance(value, bytes):
         raise ProtobufError("expected a map entry")
     key, val = "", b""
@@ -81,9 +87,7 @@ def _map_entry(value: int | bytes) -> tuple[str, bytes]:
     return key, val
 
 
-def _time(value: int | bytes) -> str | None:
-    from datetime import UTC, datetime
-
+def _time(value: Value) -> str | None:
     if not isinstance(value, bytes):
         return None
     seconds = 0
@@ -95,128 +99,109 @@ def _time(value: int | bytes) -> str | None:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _owner_reference(value: int | bytes) -> dict[str, Any]:
-    names = {5: "apiVersion", 1: "kind", 3: "name", 4: "uid"}
-    out: dict[str, Any] = {}
-    if not isinstance(value, bytes):
-        raise ProtobufError("expected an owner reference")
-    for n, v in fields(value):
-        if n in names:
-            out[names[n]] = _text(v)
-        elif n == 6:
-            out["controller"] = bool(v)
-        elif n == 7:
-            out["blockOwnerDeletion"] = bool(v)
-    return out
+def _count(value: Value) -> int:
+    return value if isinstance(value, int) else 0
 
 
-def object_meta(data: bytes) -> dict[str, Any]:
-    strings = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
-    meta: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n in strings:
-            text = _text(v)
-            if text:
-                meta[strings[n]] = text
-        elif n == 7 and isinstance(v, int) and v:
-            meta["generation"] = v
-        elif n in (11, 12):
-            key, val = _map_entry(v)
-            meta.setdefault("labels" if n == 11 else "annotations", {})[key] = val.decode("utf-8")
-        elif n == 13:
-            meta.setdefault("ownerReferences", []).append(_owner_reference(v))
-        elif n == 14:
-            meta.setdefault("finalizers", []).append(_text(v))
-        elif n == 8:
-            stamp = _time(v)
-            if stamp:
-                meta["creationTimestamp"] = stamp
-    return meta
+def _utf8(value: bytes) -> str:
+    return value.decode("utf-8")
 
 
-def _namespace(data: bytes) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2 and isinstance(v, bytes):
-            finalizers = [_text(f) for k, f in fields(v) if k == 1]
-            if finalizers:
-                obj["spec"] = {"finalizers": finalizers}
-    return obj
+def _base64(value: bytes) -> str:
+    return base64.b64encode(value).decode()
 
 
-def _configmap(data: bytes) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2:
-            key, val = _map_entry(v)
-            obj.setdefault("data", {})[key] = val.decode("utf-8")
-        elif n == 3:
-            key, val = _map_entry(v)
-            obj.setdefault("binaryData", {})[key] = base64.b64encode(val).decode()
-        elif n == 4:
-            obj["immutable"] = bool(v)
-    return obj
+def _message(spec: dict[int, Setter], what: str = "a message") -> Callable[[Value], dict[str, Any]]:
+    """A decoder for a message: each field number `spec` knows is put by its setter, others skipped."""
+
+    def decode(data: Value) -> dict[str, Any]:
+        if not isinstance(data, bytes):
+            raise ProtobufError(f"expected {what}")
+        out: dict[str, Any] = {}
+        for n, v in fields(data):
+            put = spec.get(n)
+            if put is not None:
+                put(out, v)
+        return out
+
+    return decode
 
 
-def _secret(data: bytes) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2:
-            key, val = _map_entry(v)
-            obj.setdefault("data", {})[key] = base64.b64encode(val).decode()
-        elif n == 3:
-            text = _text(v)
-            if text:
-                obj["type"] = text
-        elif n == 4:
-            key, val = _map_entry(v)
-            obj.setdefault("stringData", {})[key] = val.decode("utf-8")
-        elif n == 5:
-            obj["immutable"] = bool(v)
-    return obj
+def _set(name: str, convert: Callable[[Value], Any], *, omit_empty: bool = False) -> Setter:
+    def put(out: dict[str, Any], value: Value) -> None:
+        got = convert(value)
+        if got or not omit_empty:
+            out[name] = got
+
+    return put
 
 
-def _strings(data: bytes, names: dict[int, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n in names:
-            text = _text(v)
-            if text:
-                out[names[n]] = text
-    return out
+def _string(name: str) -> Setter:
+    """A string field, left out when empty (proto3 default)."""
+    return _set(name, _text, omit_empty=True)
 
 
-_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource", 7: "name"}
-_NON_RESOURCE_ATTRIBUTES = {1: "path", 2: "verb"}
+def _nested(name: str, decode: Callable[[Value], dict[str, Any]], *, omit_empty: bool = False) -> Setter:
+    """An embedded message (a field that is not length-delimited is skipped)."""
+
+    def put(out: dict[str, Any], value: Value) -> None:
+        if isinstance(value, bytes):
+            got = decode(value)
+            if got or not omit_empty:
+                out[name] = got
+
+    return put
 
 
-def _review(data: bytes) -> dict[str, Any]:
-    """SelfSubjectAccessReview, SubjectAccessReview and SelfSubjectReview (metadata and spec)."""
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2 and isinstance(v, bytes):
-            spec: dict[str, Any] = {}
-            for m, w in fields(v):
-                if m == 1 and isinstance(w, bytes):
-                    spec["resourceAttributes"] = _strings(w, _RESOURCE_ATTRIBUTES)
-                elif m == 2 and isinstance(w, bytes):
-                    spec["nonResourceAttributes"] = _strings(w, _NON_RESOURCE_ATTRIBUTES)
-                elif m == 3:
-                    spec["user"] = _text(w)
-                elif m == 4:
-                    spec.setdefault("groups", []).append(_text(w))
-                elif m == 6:
-                    spec["uid"] = _text(w)
-            obj["spec"] = spec
-    return obj
+def _entry(name: str, convert: Callable[[bytes], str]) -> Setter:
+    """One entry of a map<string, ...> field."""
+
+    def put(out: dict[str, Any], value: Value) -> None:
+        key, val = _map_entry(value)
+        out.setdefault(name, {})[key] = convert(val)
+
+    return put
+
+
+def _append(name: str, convert: Callable[[Value], Any]) -> Setter:
+    """One element of a repeated field."""
+
+    def put(out: dict[str, Any], value: Value) -> None:
+        out.setdefault(name, []).append(convert(value))
+
+    return put
+
+
+_owner_reference = _message(
+    {5: _set("apiVersion", _text), 1: _set("kind", _text), 3: _set("name", _text), 4: _set("uid", _text),
+     6: _set("controller", bool), 7: _set("blockOwnerDeletion", bool)},
+    "an owner reference",
+)
+object_meta = _message(
+    {1: _string("name"), 2: _string("generateName"), 3: _string("namespace"), 5: _string("uid"),
+     6: _string("resourceVersion"), 7: _set("generation", _count, omit_empty=True),
+     8: _set("creationTimestamp", _time, omit_empty=True), 11: _entry("labels", _utf8),
+     12: _entry("annotations", _utf8), 13: _append("ownerReferences", _owner_reference),
+     14: _append("finalizers", _text)}
+)
+_METADATA = _nested("metadata", object_meta)
+
+_namespace = _message({1: _METADATA, 2: _nested("spec", _message({1: _append("finalizers", _text)}), omit_empty=True)})
+_configmap = _message(
+    {1: _METADATA, 2: _entry("data", _utf8), 3: _entry("binaryData", _base64), 4: _set("immutable", bool)}
+)
+_secret = _message(
+    {1: _METADATA, 2: _entry("data", _base64), 3: _string("type"), 4: _entry("stringData", _utf8),
+     5: _set("immutable", bool)}
+)
+_RESOURCE_ATTRIBUTES = ("namespace", "verb", "group", "version", "resource", "subresource", "name")
+_review_spec = _message(
+    {1: _nested("resourceAttributes", _message({n: _string(a) for n, a in enumerate(_RESOURCE_ATTRIBUTES, 1)})),
+     2: _nested("nonResourceAttributes", _message({1: _string("path"), 2: _string("verb")})),
+     3: _set("user", _text), 4: _append("groups", _text), 6: _set("uid", _text)}
+)
+# SelfSubjectAccessReview, SubjectAccessReview and SelfSubjectReview (metadata and spec).
+_review = _message({1: _METADATA, 2: _nested("spec", _review_spec)})
 
 
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
