@@ -366,12 +366,10 @@ class CompiledSchema:
                 for i, item in enumerate(value):
                     if not isinstance(item, dict):
                         continue
-                    key_val = {k: item.get(k) for k in node.map_keys}
-                    marker = json.dumps(key_val, sort_keys=True)
+                    marker = _map_key(item, node.map_keys)
                     if marker in keys_seen:
-                        causes.append(
-                            cause("FieldValueDuplicate", _path_str([*path, i]), f"Duplicate value: {json.dumps(key_val)}")
-                        )
+                        shown = json.dumps({k: item.get(k) for k in node.map_keys})
+                        causes.append(cause("FieldValueDuplicate", _path_str([*path, i]), f"Duplicate value: {shown}"))
                     keys_seen.add(marker)
             items = node.items
             if items is not None and items.deep:
@@ -379,11 +377,11 @@ class CompiledSchema:
                 if node.list_type == "map" and node.map_keys and isinstance(old, list):
                     for item in old:
                         if isinstance(item, dict):
-                            olds[json.dumps({k: item.get(k) for k in node.map_keys}, sort_keys=True)] = item
+                            olds[_map_key(item, node.map_keys)] = item
                 for i, item in enumerate(value):
                     item_old = None
                     if olds and isinstance(item, dict):
-                        item_old = olds.get(json.dumps({k: item.get(k) for k in node.map_keys}, sort_keys=True))
+                        item_old = olds.get(_map_key(item, node.map_keys))
                     self._extensions(item, item_old, items, [*path, i], causes)
 
     def _run_rules(
@@ -419,6 +417,11 @@ class CompiledSchema:
                 causes.append(cause(rule.reason, where, f"Invalid value: {shown}: {message}"))
 
 
+def _map_key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """What identifies an item of a `x-kubernetes-list-type: map` list."""
+    return json.dumps({k: item.get(k) for k in keys}, sort_keys=True)
+
+
 def _prune_meta(value: Any, where: str, unknown: list[str]) -> Any:
     if not isinstance(value, dict):
         return value
@@ -441,39 +444,39 @@ _REASONS = {
 }
 
 
+# What kube-apiserver says for each failed keyword: {shown} is the value, {in_body} where it is,
+# {limit} the keyword's value and {count} the length of the list.
+_MESSAGES = {
+    "type": "Invalid value: {shown}: {in_body} must be of type {limit}: {shown}",
+    "format": "Invalid value: {shown}: {in_body} must be of type {limit}: {shown}",
+    "enum": "Unsupported value: {shown}: supported values: {limit}",
+    "pattern": "Invalid value: {shown}: {in_body} should match '{limit}'",
+    "maxLength": "Too long: may not be more than {limit} bytes",
+    "minLength": "Invalid value: {shown}: {in_body} should be at least {limit} chars long",
+    "maxItems": "Too many: {count}: must have at most {limit} items",
+    "minItems": "Invalid value: {count}: {in_body} should have at least {limit} items",
+    "maximum": "Invalid value: {shown}: {in_body} should be less than or equal to {limit}",
+    "minimum": "Invalid value: {shown}: {in_body} should be greater than or equal to {limit}",
+}
+
+
 def _cause_for(err: jsonschema.ValidationError) -> dict[str, str]:
     path = list(err.absolute_path)
     where = _path_str(path)
-    v = err.validator
-    reason = _REASONS.get(str(v), "FieldValueInvalid")
+    v = str(err.validator)
+    reason = _REASONS.get(v, "FieldValueInvalid")
     shown = _fmt(err.instance)
-    in_body = f"{where or 'body'} in body"
     if v == "required":
         missing = re.match(r"'([^']*)' is a required property", err.message)
         name = missing.group(1) if missing else str(err.message)
         return cause(reason, _path_str([*path, name]), "Required value")
-    if v == "type":
-        want = err.validator_value
-        want_text = " or ".join(want) if isinstance(want, list) else str(want)
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} must be of type {want_text}: {shown}")
-    if v == "enum":
-        values = ", ".join(_fmt(x) for x in err.validator_value)
-        return cause(reason, where, f"Unsupported value: {shown}: supported values: {values}")
-    if v == "pattern":
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} should match '{err.validator_value}'")
-    if v == "maxLength":
-        return cause(reason, where, f"Too long: may not be more than {err.validator_value} bytes")
-    if v == "minLength":
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} should be at least {err.validator_value} chars long")
-    if v == "maxItems":
-        n = len(err.instance) if isinstance(err.instance, list) else 0
-        return cause(reason, where, f"Too many: {n}: must have at most {err.validator_value} items")
-    if v == "minItems":
-        return cause(reason, where, f"Invalid value: {len(err.instance)}: {in_body} should have at least {err.validator_value} items")
-    if v == "maximum":
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} should be less than or equal to {err.validator_value}")
-    if v == "minimum":
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} should be greater than or equal to {err.validator_value}")
-    if v == "format":
-        return cause(reason, where, f"Invalid value: {shown}: {in_body} must be of type {err.validator_value}: {shown}")
-    return cause(reason, where, f"Invalid value: {shown}: {err.message}")
+    template = _MESSAGES.get(v)
+    if template is None:
+        return cause(reason, where, f"Invalid value: {shown}: {err.message}")
+    limit = err.validator_value
+    if v == "type" and isinstance(limit, list):
+        limit = " or ".join(limit)
+    elif v == "enum":
+        limit = ", ".join(_fmt(x) for x in limit)
+    count = len(err.instance) if isinstance(err.instance, list) else 0
+    return cause(reason, where, template.format(shown=shown, in_body=f"{where or 'body'} in body", limit=limit, count=count))
