@@ -37,6 +37,8 @@ NAMESPACE_FINALIZER = "kubernetes"
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 CRD_BUCKET = "apiextensions.k8s.io/customresourcedefinitions"
 NAMESPACE_BUCKET = "/namespaces"
+CONFIGMAP_BUCKET = "/configmaps"
+SECRET_BUCKET = "/secrets"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -99,7 +101,7 @@ class Engine:
             self._register(resource_type_for(crd))
         if store.count(NAMESPACE_BUCKET) == 0:
             for ns in INITIAL_NAMESPACES:
-                self.create(self.types[("", "namespaces")], "v1", "", {"metadata": {"name": ns}}, Ctx(internal=True))
+                self.create(self.bucket_types[NAMESPACE_BUCKET], "v1", "", {"metadata": {"name": ns}}, Ctx(internal=True))
 
     # registry -----------------------------------------------------------------------------------
 
@@ -246,7 +248,7 @@ class Engine:
             causes.append(cause("FieldValueRequired", "metadata.name", "Required value: name or generateName is required"))
         elif not isinstance(name, str):
             causes.append(cause("FieldValueInvalid", "metadata.name", "Invalid value: must be a string"))
-        elif rt.plural == "namespaces" and rt.group == "":
+        elif rt.bucket == NAMESPACE_BUCKET:
             if len(name) > 63 or not _DNS_LABEL.match(name):
                 causes.append(
                     cause(
@@ -265,28 +267,8 @@ class Engine:
                     "characters, '-' or '.', and must start and end with an alphanumeric character",
                 )
             )
-        labels = meta.get("labels")
-        if labels is not None and not isinstance(labels, dict):
-            causes.append(cause("FieldValueTypeInvalid", "metadata.labels", "Invalid value: must be a map of strings"))
-        for key, value in (labels or {}).items():
-            why = label_key_error(key)
-            if why:
-                causes.append(cause("FieldValueInvalid", "metadata.labels", f'Invalid value: "{key}": {why}'))
-            if not isinstance(value, str):
-                causes.append(cause("FieldValueTypeInvalid", f"metadata.labels.{key}", "Invalid value: must be a string"))
-            else:
-                why = label_value_error(value)
-                if why:
-                    causes.append(cause("FieldValueInvalid", "metadata.labels", f'Invalid value: "{value}": {why}'))
-        annotations = meta.get("annotations")
-        if annotations is not None and not isinstance(annotations, dict):
-            causes.append(cause("FieldValueTypeInvalid", "metadata.annotations", "Invalid value: must be a map of strings"))
-        for key, value in (annotations or {}).items():
-            why = label_key_error(key)
-            if why:
-                causes.append(cause("FieldValueInvalid", "metadata.annotations", f'Invalid value: "{key}": {why}'))
-            if not isinstance(value, str):
-                causes.append(cause("FieldValueTypeInvalid", f"metadata.annotations.{key}", "Invalid value: must be a string"))
+        causes.extend(_string_map_causes(meta, "labels", label_value_error))
+        causes.extend(_string_map_causes(meta, "annotations", None))
         finalizers = meta.get("finalizers")
         if finalizers is not None and not isinstance(finalizers, list):
             causes.append(cause("FieldValueTypeInvalid", "metadata.finalizers", "Invalid value: must be a list of strings"))
@@ -359,12 +341,12 @@ class Engine:
 
     def _kind_checks(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:
         causes: list[dict[str, str]] = []
-        if rt.group == "" and rt.plural in ("configmaps", "secrets") and old is not None and old.get("immutable"):
+        if rt.bucket in (CONFIGMAP_BUCKET, SECRET_BUCKET) and old is not None and old.get("immutable"):
             if any(new.get(k) != old.get(k) for k in ("data", "binaryData")):
                 causes.append(cause("FieldValueForbidden", "data", "Forbidden: field is immutable when `immutable` is set"))
             if not new.get("immutable"):
                 causes.append(cause("FieldValueForbidden", "immutable", "Forbidden: field is immutable when `immutable` is set"))
-        if rt.group == "apiextensions.k8s.io" and rt.plural == "customresourcedefinitions":
+        if rt.bucket == CRD_BUCKET:
             causes.extend(validate_crd(new))
             if old is not None and not causes:
                 for path in (("group",), ("names", "plural"), ("scope",)):
@@ -386,7 +368,7 @@ class Engine:
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None = None
     ) -> None:
         """Server-side fields of built-in kinds (after validation, before storage)."""
-        if rt.group == "" and rt.plural == "secrets":
+        if rt.bucket == SECRET_BUCKET:
             string_data = obj.pop("stringData", None)
             if string_data:
                 data = dict(obj.get("data") or {})
@@ -394,7 +376,7 @@ class Engine:
                     data[k] = base64.b64encode(str(v).encode()).decode()
                 obj["data"] = data
             obj.setdefault("type", "Opaque")
-        elif rt.group == "" and rt.plural == "namespaces":
+        elif rt.bucket == NAMESPACE_BUCKET:
             if old is None:
                 spec = dict(obj.get("spec") or {})
                 spec["finalizers"] = [NAMESPACE_FINALIZER]
@@ -404,7 +386,7 @@ class Engine:
                 obj["spec"] = old.get("spec", {})
                 if subresource != "status":
                     obj["status"] = old.get("status", {})
-        elif rt.group == "apiextensions.k8s.io" and rt.plural == "customresourcedefinitions":
+        elif rt.bucket == CRD_BUCKET:
             obj["status"] = crd_status(obj, now_rfc3339(), old)
             if old is None:
                 meta = obj["metadata"]
@@ -486,11 +468,9 @@ class Engine:
                 raise errors.already_exists(rt.group, rt.plural, meta["name"])
         if ctx.dry_run:
             return self.to_version(rt, version, obj)
-        if rt.group == "apiextensions.k8s.io" and rt.plural == "customresourcedefinitions":
-            self.store.write(rt.bucket, ADDED, obj, None)
+        self.store.write(rt.bucket, ADDED, obj, None)
+        if rt.bucket == CRD_BUCKET:
             self._register(resource_type_for(obj))
-        else:
-            self.store.write(rt.bucket, ADDED, obj, None)
         return self.to_version(rt, version, obj)
 
     def _review(self, rt: ResourceType, version: str, body: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -540,9 +520,7 @@ class Engine:
                 body["metadata"] = {**meta, "name": name}
                 return self.create(rt, version, namespace, body, ctx), True
             raise errors.not_found(rt.group, rt.plural, name)
-        want_rv = meta.get("resourceVersion")
-        if want_rv and want_rv != _meta(current).get("resourceVersion"):
-            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+        _require_fresh(rt, name, current, meta.get("resourceVersion"))
         return self._apply_update(rt, version, current, body, ctx, subresource), False
 
     def patch(
@@ -588,14 +566,8 @@ class Engine:
         pmeta = _meta(patched)
         if pmeta.get("name", name) != name:
             raise errors.bad_request("metadata.name cannot be changed by a patch")
-        want_rv = pmeta.get("resourceVersion")
-        if want_rv and want_rv != _meta(current).get("resourceVersion"):
-            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
-        uid = pmeta.get("uid")
-        if uid and uid != _meta(current).get("uid"):
-            raise errors.conflict(
-                rt.group, rt.plural, name, f"Precondition failed: UID in precondition: {uid}, UID in object meta: {_meta(current).get('uid')}"
-            )
+        _require_fresh(rt, name, current, pmeta.get("resourceVersion"))
+        _require_uid(rt, name, current, pmeta.get("uid"))
         return self._apply_update(rt, version, current, patched, ctx, subresource)
 
     def _apply_update(
@@ -662,13 +634,13 @@ class Engine:
             self._finish_delete(rt, stored, current)
             return self.to_version(rt, version, stored)
         self.store.write(rt.bucket, MODIFIED, stored, current)
-        if rt.group == "apiextensions.k8s.io" and rt.plural == "customresourcedefinitions":
+        if rt.bucket == CRD_BUCKET:
             self._register(resource_type_for(stored))
         return self.to_version(rt, version, stored)
 
     def _held(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
         """Whether something besides metadata.finalizers keeps the object (a namespace's spec.finalizers)."""
-        if rt.group == "" and rt.plural == "namespaces":
+        if rt.bucket == NAMESPACE_BUCKET:
             return bool((obj.get("spec") or {}).get("finalizers"))
         return False
 
@@ -687,10 +659,7 @@ class Engine:
         current = self._current(rt, namespace, name)
         meta = _meta(current)
         pre = options.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != meta.get("uid"):
-            raise errors.conflict(
-                rt.group, rt.plural, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}"
-            )
+        _require_uid(rt, name, current, pre.get("uid"))
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
             raise errors.conflict(
                 rt.group,
@@ -738,7 +707,7 @@ class Engine:
             if rt.has_generation and nmeta.get("generation"):
                 nmeta["generation"] = int(nmeta["generation"]) + 1
             new["metadata"] = nmeta
-            if rt.group == "" and rt.plural == "namespaces":
+            if rt.bucket == NAMESPACE_BUCKET:
                 new["status"] = {**(current.get("status") or {}), "phase": "Terminating"}
             if ctx.dry_run:
                 return self.to_version(rt, version, new), False
@@ -754,7 +723,7 @@ class Engine:
     def _finish_delete(self, rt: ResourceType, final: dict[str, Any], current: dict[str, Any]) -> None:
         final["metadata"] = dict(final["metadata"])
         self.store.write(rt.bucket, DELETED, final, current)
-        if rt.group == "apiextensions.k8s.io" and rt.plural == "customresourcedefinitions":
+        if rt.bucket == CRD_BUCKET:
             spec = final.get("spec") or {}
             self._unregister(spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
 
@@ -928,25 +897,16 @@ class Engine:
         elif kind == "crd":
             self._gc_crd(arg)
 
-    def _type_of_bucket(self, bucket: str) -> ResourceType | None:
-        return self.bucket_types.get(bucket)
-
     def _internal_update(self, key: Key, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-        bucket, ns, name = key
-        rt = self._type_of_bucket(bucket)
-        obj = self.store.get(bucket, ns, name)
+        rt = self.bucket_types.get(key[0])
+        obj = self.store.get(*key)
         if rt is None or obj is None:
             return
-        new = change(copy.deepcopy(obj))
-        version = rt.storage_version
-        if rt.from_storage is not None:
-            rt = self.bucket_types[bucket]
-            version = rt.storage_version
-        self._apply_update(rt, version, obj, new, Ctx(internal=True), None)
+        self._apply_update(rt, rt.storage_version, obj, change(copy.deepcopy(obj)), Ctx(internal=True), None)
 
     def _internal_delete(self, key: Key, policy: str) -> None:
         bucket, ns, name = key
-        rt = self._type_of_bucket(bucket)
+        rt = self.bucket_types.get(bucket)
         obj = self.store.get(bucket, ns, name)
         if rt is None or obj is None or _meta(obj).get("deletionTimestamp"):
             return
@@ -985,14 +945,21 @@ class Engine:
             return
         self._internal_delete(key, "Foreground" if "waiting" in states else "Background")
 
+    def _deleting_with(self, key: Key, finalizer: str) -> str | None:
+        """The uid of the object at `key` if it is being deleted and still has `finalizer`."""
+        obj = self.store.get(*key)
+        if obj is None:
+            return None
+        meta = _meta(obj)
+        if not meta.get("deletionTimestamp") or finalizer not in (meta.get("finalizers") or ()):
+            return None
+        uid: str = meta.get("uid", "")
+        return uid
+
     def _gc_foreground(self, key: Key) -> None:
-        owner = self.store.get(*key)
-        if owner is None:
+        uid = self._deleting_with(key, FOREGROUND)
+        if uid is None:
             return
-        om = _meta(owner)
-        if not om.get("deletionTimestamp") or FOREGROUND not in (om.get("finalizers") or ()):
-            return
-        uid = om.get("uid", "")
         blocking = False
         for dep_key in self.store.dependents_of(uid):
             self._gc_dependent(dep_key)
@@ -1006,13 +973,9 @@ class Engine:
             self._internal_update(key, lambda o: _drop_finalizer(o, FOREGROUND))
 
     def _gc_orphan(self, key: Key) -> None:
-        owner = self.store.get(*key)
-        if owner is None:
+        uid = self._deleting_with(key, ORPHAN)
+        if uid is None:
             return
-        om = _meta(owner)
-        if not om.get("deletionTimestamp") or ORPHAN not in (om.get("finalizers") or ()):
-            return
-        uid = om.get("uid", "")
 
         def unlink(o: dict[str, Any]) -> dict[str, Any]:
             refs = [r for r in o["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
@@ -1046,7 +1009,7 @@ class Engine:
             o["spec"] = spec
             return o
 
-        rt = self.types[("", "namespaces")]
+        rt = self.bucket_types[NAMESPACE_BUCKET]
         current = self.store.get(NAMESPACE_BUCKET, "", name)
         if current is None:
             return
@@ -1066,6 +1029,43 @@ class Engine:
             if self.store.count(rt.bucket):
                 return
         self._internal_update((CRD_BUCKET, "", name), lambda o: _drop_finalizer(o, CRD_FINALIZER))
+
+
+def _string_map_causes(
+    meta: dict[str, Any], field: str, value_error: Callable[[str], str | None] | None
+) -> list[dict[str, str]]:
+    """Causes for `metadata.<field>` (labels, annotations): qualified-name keys, string values."""
+    causes: list[dict[str, str]] = []
+    where = f"metadata.{field}"
+    values = meta.get(field)
+    if values is not None and not isinstance(values, dict):
+        causes.append(cause("FieldValueTypeInvalid", where, "Invalid value: must be a map of strings"))
+    for key, value in (values or {}).items():
+        why = label_key_error(key)
+        if why:
+            causes.append(cause("FieldValueInvalid", where, f'Invalid value: "{key}": {why}'))
+        if not isinstance(value, str):
+            causes.append(cause("FieldValueTypeInvalid", f"{where}.{key}", "Invalid value: must be a string"))
+        elif value_error is not None:
+            why = value_error(value)
+            if why:
+                causes.append(cause("FieldValueInvalid", where, f'Invalid value: "{value}": {why}'))
+    return causes
+
+
+def _require_uid(rt: ResourceType, name: str, current: dict[str, Any], uid: Any) -> None:
+    """A UID precondition (DeleteOptions, or metadata.uid in a patch)."""
+    have = _meta(current).get("uid")
+    if uid and uid != have:
+        raise errors.conflict(
+            rt.group, rt.plural, name, f"Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+        )
+
+
+def _require_fresh(rt: ResourceType, name: str, current: dict[str, Any], resource_version: Any) -> None:
+    """Optimistic concurrency: a write naming a resourceVersion applies only to that version."""
+    if resource_version and resource_version != _meta(current).get("resourceVersion"):
+        raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
 
 
 def _drop_finalizer(obj: dict[str, Any], name: str) -> dict[str, Any]:
