@@ -214,6 +214,29 @@ REASON_COMPLETE: Final = "Complete"
 REASON_PROGRESSING: Final = "Progressing"
 REASON_PROCESSING: Final = "Processing"
 REASON_INVALID_MANIFESTWORK_NAME: Final = "InvalidManifestWorkName"
+# This project's own (not OCM's) ManifestworkApplied=False reasons: why works could not be written.
+# Creating a work failed because the cluster's namespace does not exist on the hub.
+REASON_CLUSTER_NAMESPACE_NOT_FOUND: Final = "ClusterNamespaceNotFound"
+# The API server rejected a work as invalid (422).
+REASON_MANIFESTWORK_INVALID: Final = "ManifestWorkInvalid"
+# The controller is not allowed to write a work (403).
+REASON_MANIFESTWORK_FORBIDDEN: Final = "ManifestWorkForbidden"
+# Writing a work failed for any other reason.
+REASON_MANIFESTWORK_WRITE_FAILED: Final = "ManifestWorkWriteFailed"
+
+# This project's own annotations on the ManifestWorks of a ManifestWorkReplicaSet.
+# The owner's full "<namespace>.<name>", for when the owner label holds a hashed value.
+ANNOTATION_MANIFESTWORK_REPLICASET: Final = "work.ocm-rollout.io/manifestworkreplicaset"
+# When the controller wrote the work's current spec (the start of its revision).
+ANNOTATION_TEMPLATE_APPLIED_TIME: Final = "work.ocm-rollout.io/template-applied-time"
+
+# This project's own Event reasons on a ManifestWorkReplicaSet.
+# Normal: a pass created or updated the works of a placement's decision group.
+EVENT_WAVE_STARTED: Final = "RolloutWaveStarted"
+# Warning: a placement's rollout stopped at maxFailures.
+EVENT_MAX_FAILURES_BREACHED: Final = "MaxFailuresBreached"
+# Normal: PlacementRolledOut turned True.
+EVENT_ROLLOUT_COMPLETE: Final = "RolloutComplete"
 
 # --------------------------------------------------------------------------------------------
 # ManifestWork conditions (work level and per manifest)

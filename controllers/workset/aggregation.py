@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from controllers.workset.names import (
-    COND_MANIFESTWORK_APPLIED,
-    COND_PLACEMENT_ROLLED_OUT,
-    COND_PLACEMENT_VERIFIED,
-    PLACEMENT_NAME_LABEL,
+from api.constants import (
+    CONDITION_MANIFESTWORK_APPLIED,
+    CONDITION_PLACEMENT_ROLLED_OUT,
+    CONDITION_PLACEMENT_VERIFIED,
+    LABEL_PLACEMENT_NAME,
     REASON_AS_EXPECTED,
     REASON_CLUSTER_NAMESPACE_NOT_FOUND,
     REASON_COMPLETE,
@@ -39,10 +39,10 @@ from controllers.workset.names import (
     REASON_PLACEMENT_DECISION_NOT_FOUND,
     REASON_PROCESSING,
     REASON_PROGRESSING,
-    WORK_APPLIED,
-    WORK_AVAILABLE,
-    WORK_DEGRADED,
-    WORK_PROGRESSING,
+    WORK_CONDITION_APPLIED,
+    WORK_CONDITION_AVAILABLE,
+    WORK_CONDITION_DEGRADED,
+    WORK_CONDITION_PROGRESSING,
 )
 from controllers.workset.plan import DeployPlan, RefPlan
 from controllers.workset.wire import JSON, format_time, is_deleting, labels_of
@@ -194,10 +194,10 @@ def count_work_conditions(works: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Per-work conditions that are True, regardless of observedGeneration (MWRS.md 6)."""
     counts = {"applied": 0, "progressing": 0, "available": 0, "degraded": 0}
     names = {
-        WORK_APPLIED: "applied",
-        WORK_PROGRESSING: "progressing",
-        WORK_AVAILABLE: "available",
-        WORK_DEGRADED: "degraded",
+        WORK_CONDITION_APPLIED: "applied",
+        WORK_CONDITION_PROGRESSING: "progressing",
+        WORK_CONDITION_AVAILABLE: "available",
+        WORK_CONDITION_DEGRADED: "degraded",
     }
     for work in works:
         status = work.get("status")
@@ -240,7 +240,7 @@ def build_status(
     if plan.missing_placement is not None:
         set_condition(
             conditions,
-            COND_PLACEMENT_VERIFIED,
+            CONDITION_PLACEMENT_VERIFIED,
             "False",
             REASON_PLACEMENT_DECISION_NOT_FOUND,
             f'Placement "{namespace}/{plan.missing_placement}" not found'
@@ -282,16 +282,21 @@ def build_status(
 
     if ref_errors:
         set_condition(
-            conditions, COND_PLACEMENT_VERIFIED, "False", REASON_NOT_AS_EXPECTED, "; ".join(ref_errors), now
+            conditions,
+            CONDITION_PLACEMENT_VERIFIED,
+            "False",
+            REASON_NOT_AS_EXPECTED,
+            "; ".join(ref_errors),
+            now,
         )
     elif count == 0 and not failures:
-        set_condition(conditions, COND_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now)
+        set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now)
     else:
-        set_condition(conditions, COND_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
+        set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
     if total == succeeded:
-        set_condition(conditions, COND_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
+        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
     else:
-        set_condition(conditions, COND_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
+        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
 
     summary = {**empty_summary(), "total": count}
     if count > 0:
@@ -299,7 +304,7 @@ def build_status(
         for work in works:
             if is_deleting(work) or not is_current(work):
                 continue
-            placement = labels_of(work).get(PLACEMENT_NAME_LABEL)
+            placement = labels_of(work).get(LABEL_PLACEMENT_NAME)
             if placement is not None:
                 by_placement.setdefault(placement, []).append(work)
         for entry in entries:
@@ -311,26 +316,26 @@ def build_status(
     if failures:
         set_condition(
             conditions,
-            COND_MANIFESTWORK_APPLIED,
+            CONDITION_MANIFESTWORK_APPLIED,
             "False",
             failure_reason(failures),
             failure_message(failures),
             now,
         )
     elif count == 0:
-        verified = find_condition(conditions, COND_PLACEMENT_VERIFIED)
+        verified = find_condition(conditions, CONDITION_PLACEMENT_VERIFIED)
         reason = (
             REASON_PLACEMENT_DECISION_EMPTY
             if verified is not None and verified.get("reason") == REASON_PLACEMENT_DECISION_EMPTY
             else REASON_NOT_AS_EXPECTED
         )
-        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", reason, "", now)
+        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", reason, "", now)
     elif summary["available"] == count and summary["progressing"] == 0 and summary["degraded"] == 0:
-        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
+        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
     elif summary["progressing"] > 0 and summary["degraded"] == 0:
-        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
+        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
     else:
-        set_condition(conditions, COND_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now)
+        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now)
 
     new = copy.deepcopy(old)
     new["conditions"] = conditions

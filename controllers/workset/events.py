@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from controllers.workset.aggregation import DeployOutcome, find_condition
-from controllers.workset.names import (
-    COND_PLACEMENT_ROLLED_OUT,
+from api.constants import (
+    CONDITION_PLACEMENT_ROLLED_OUT,
     EVENT_MAX_FAILURES_BREACHED,
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
+from controllers.workset.aggregation import DeployOutcome, find_condition
 from controllers.workset.plan import DeployPlan
 from controllers.workset.wire import JSON
 
@@ -101,9 +101,9 @@ def rollout_events(
     old_conditions = (old_status or {}).get("conditions")
     old_rolled = find_condition(
         [c for c in old_conditions if isinstance(c, Mapping)] if isinstance(old_conditions, list) else [],
-        COND_PLACEMENT_ROLLED_OUT,
+        CONDITION_PLACEMENT_ROLLED_OUT,
     )
-    new_rolled = find_condition(new_status.get("conditions") or [], COND_PLACEMENT_ROLLED_OUT)
+    new_rolled = find_condition(new_status.get("conditions") or [], CONDITION_PLACEMENT_ROLLED_OUT)
     total = int((new_status.get("summary") or {}).get("total") or 0)
     if (
         new_rolled is not None

@@ -29,6 +29,17 @@ import kopf
 from kubernetes.client import ApiClient
 from pydantic import ValidationError
 
+from api.constants import (
+    ANNOTATION_MANIFESTWORK_REPLICASET,
+    CASCADE_DELETION_BACKGROUND,
+    CASCADE_DELETION_FOREGROUND,
+    CONDITION_MANIFESTWORK_APPLIED,
+    FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP,
+    LABEL_MANIFESTWORK_REPLICASET,
+    LABEL_PLACEMENT,
+    LABEL_PLACEMENT_NAME,
+    REASON_NOT_AS_EXPECTED,
+)
 from api.meta import format_validation_error
 from api.work_v1alpha1 import ManifestWorkReplicaSet
 from controllers.runtime import metrics
@@ -53,15 +64,6 @@ from controllers.runtime.registry import ControllerContext
 from controllers.runtime.watchcache import WatchCache
 from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
-from controllers.workset.names import (
-    COND_MANIFESTWORK_APPLIED,
-    MWRS_FINALIZER,
-    MWRS_LABEL,
-    MWRS_OWNER_ANNOTATION,
-    PLACEMENT_LABEL,
-    PLACEMENT_NAME_LABEL,
-    REASON_NOT_AS_EXPECTED,
-)
 from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
 from controllers.workset.template import normal_spec
 from controllers.workset.wire import (
@@ -297,7 +299,7 @@ class WorksetController:
 
     def on_work(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
         ref = (namespace_of(obj), name_of(obj))
-        value = labels_of(obj).get(MWRS_LABEL)
+        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
         previous = self.work_owner.pop(ref, None)
         if previous is not None:
             bucket = self.works_by_owner.get(previous)
@@ -315,7 +317,7 @@ class WorksetController:
                 self.ttl_queue.add(f"{namespace_of(obj)}/{name_of(obj)}")
             return
         keys = self.owners.get(value, set())
-        full = annotations_of(obj).get(MWRS_OWNER_ANNOTATION)
+        full = annotations_of(obj).get(ANNOTATION_MANIFESTWORK_REPLICASET)
         if full is None:
             # Without the owner annotation the label is the plain "<namespace>.<name>"; map it
             # even before the MWRS is known (names containing dots included).
@@ -331,7 +333,7 @@ class WorksetController:
         self._enqueue_referencing(namespace_of(obj), name_of(obj))
 
     def on_decision(self, event_type: str, obj: JSON) -> None:
-        placement = labels_of(obj).get(PLACEMENT_LABEL)
+        placement = labels_of(obj).get(LABEL_PLACEMENT)
         if placement is not None:
             self._enqueue_referencing(namespace_of(obj), placement)
 
@@ -406,11 +408,13 @@ class WorksetController:
         if is_deleting(body):
             return await self._finalize(key, body, owner)
         finalizers = list(meta(body).get("finalizers") or [])
-        if MWRS_FINALIZER not in finalizers:
+        if FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP not in finalizers:
             # This pass writes nothing else (MWRS.md 3). The next one follows at once: it reads
             # the patched object from the overlay instead of waiting for the watch event.
             patched = await self._patch_mwrs(
-                body, {"metadata": {"finalizers": [*finalizers, MWRS_FINALIZER]}}, subresource=None
+                body,
+                {"metadata": {"finalizers": [*finalizers, FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP]}},
+                subresource=None,
             )
             return 0.0 if patched is not None else CONFLICT_RETRY_SECONDS
         return await self._deploy_and_report(key, body, owner)
@@ -440,12 +444,12 @@ class WorksetController:
             if not is_deleting(work):
                 await self._delete_work(WorkDelete(namespace_of(work), name_of(work), None, "MWRS deleted"), work)
         finalizers = list(meta(body).get("finalizers") or [])
-        if MWRS_FINALIZER not in finalizers:
+        if FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP not in finalizers:
             return None
-        policy = (body.get("spec") or {}).get("cascadeDeletionPolicy") or "Background"
-        if policy == "Foreground" and self.owned_works(owner):
+        policy = (body.get("spec") or {}).get("cascadeDeletionPolicy") or CASCADE_DELETION_BACKGROUND
+        if policy == CASCADE_DELETION_FOREGROUND and self.owned_works(owner):
             return None  # the works' delete events bring us back
-        remaining = [f for f in finalizers if f != MWRS_FINALIZER]
+        remaining = [f for f in finalizers if f != FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP]
         if await self._patch_mwrs(body, {"metadata": {"finalizers": remaining}}, subresource=None) is None:
             return CONFLICT_RETRY_SECONDS
         return None
@@ -468,7 +472,7 @@ class WorksetController:
         decisions: dict[str, list[JSON]] = {}
         for ref in model.spec.placement_refs:
             placements[ref.name] = self.placement_cache.get(ref.name, namespace)
-            decisions[ref.name] = self.decision_cache.select(namespace, labels={PLACEMENT_LABEL: ref.name})
+            decisions[ref.name] = self.decision_cache.select(namespace, labels={LABEL_PLACEMENT: ref.name})
         plan = plan_deploy(
             mwrs=planned_body,
             owner=owner,
@@ -511,7 +515,7 @@ class WorksetController:
         conditions = list((body.get("status") or {}).get("conditions") or [])
         aggregation.set_condition(
             conditions,
-            COND_MANIFESTWORK_APPLIED,
+            CONDITION_MANIFESTWORK_APPLIED,
             "False",
             REASON_NOT_AS_EXPECTED,
             f"invalid ManifestWorkReplicaSet: {errors}",
@@ -604,7 +608,7 @@ class WorksetController:
         mine = [entry for entry in self.uncertain if entry[1] == owner.label_value]
         for entry in mine:
             namespace, value, placement = entry
-            selector = f"{MWRS_LABEL}={value},{PLACEMENT_NAME_LABEL}={placement}"
+            selector = f"{LABEL_MANIFESTWORK_REPLICASET}={value},{LABEL_PLACEMENT_NAME}={placement}"
             try:
                 found = await self.kube.list_objects(MANIFEST_WORKS, namespace, label_selector=selector)
             except Exception as exc:

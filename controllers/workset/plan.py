@@ -17,6 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from api.constants import (
+    LABEL_DECISION_GROUP_INDEX,
+    LABEL_DECISION_GROUP_NAME,
+    LABEL_PLACEMENT_NAME,
+    ROLLOUT_TYPE_ALL,
+)
 from controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
@@ -25,11 +31,6 @@ from controllers.rollout.model import (
     RolloutStatus,
 )
 from controllers.rollout.planner import plan_rollout
-from controllers.workset.names import (
-    DECISION_GROUP_INDEX_LABEL,
-    DECISION_GROUP_NAME_LABEL,
-    PLACEMENT_NAME_LABEL,
-)
 from controllers.workset.status_mapping import (
     FAILED,
     SUCCEEDED,
@@ -164,13 +165,13 @@ def decision_groups(decisions: Iterable[Mapping[str, Any]]) -> list[DecisionGrou
     merged: dict[tuple[str, int], list[str]] = {}
     for decision in decisions:
         labels = labels_of(decision)
-        raw_index = labels.get(DECISION_GROUP_INDEX_LABEL, "")
+        raw_index = labels.get(LABEL_DECISION_GROUP_INDEX, "")
         if not _GO_INT_RE.match(raw_index):
             raise DecisionGroupError(
-                f"PlacementDecision {name_of(decision)!r}: label {DECISION_GROUP_INDEX_LABEL}="
+                f"PlacementDecision {name_of(decision)!r}: label {LABEL_DECISION_GROUP_INDEX}="
                 f"{raw_index!r} is not an integer"
             )
-        key = (labels.get(DECISION_GROUP_NAME_LABEL, ""), int(raw_index))
+        key = (labels.get(LABEL_DECISION_GROUP_NAME, ""), int(raw_index))
         clusters = merged.setdefault(key, [])
         status = decision.get("status")
         items = status.get("decisions") if isinstance(status, Mapping) else None
@@ -245,7 +246,7 @@ def plan_deploy(
     # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
     by_pair: dict[tuple[str, str], list[JSON]] = {}
     for work in works:
-        placement = labels_of(work).get(PLACEMENT_NAME_LABEL)
+        placement = labels_of(work).get(LABEL_PLACEMENT_NAME)
         if placement is None or placement not in ref_names:
             if not is_deleting(work):
                 result.stale_deletes.append(
@@ -317,7 +318,7 @@ def _plan_ref(
     ]
     strategy = ref.get("rolloutStrategy")
     if strategy is None:
-        strategy = {"type": "All", "all": {"progressDeadline": "None"}}
+        strategy = {"type": ROLLOUT_TYPE_ALL, "all": {"progressDeadline": "None"}}
     try:
         rollout = plan_rollout(strategy, groups, existing, now, field_path=ref_path)
     except RolloutInputError as exc:

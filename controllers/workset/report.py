@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from controllers.workset.names import (
-    COND_MANIFESTWORK_APPLIED,
-    COND_PLACEMENT_ROLLED_OUT,
-    COND_PLACEMENT_VERIFIED,
-    WORK_APPLIED,
+from api.constants import (
+    CONDITION_MANIFESTWORK_APPLIED,
+    CONDITION_PLACEMENT_ROLLED_OUT,
+    CONDITION_PLACEMENT_VERIFIED,
+    ROLLOUT_TYPE_ALL,
+    WORK_CONDITION_APPLIED,
 )
 from controllers.workset.plan import RefPlan, plan_deploy
 from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
@@ -117,7 +118,7 @@ def _manifest_failures(work: Mapping[str, Any]) -> list[str]:
             continue
         res = item.get("resourceMeta") or {}
         for cond in item.get("conditions") or ():
-            if isinstance(cond, Mapping) and cond.get("type") == WORK_APPLIED and cond.get("status") == "False":
+            if isinstance(cond, Mapping) and cond.get("type") == WORK_CONDITION_APPLIED and cond.get("status") == "False":
                 what = "/".join(str(p) for p in (res.get("kind"), res.get("namespace"), res.get("name")) if p)
                 out.append(f"{what or 'manifest ' + str(res.get('ordinal'))}: {cond.get('message') or cond.get('reason')}")
     return out
@@ -127,7 +128,7 @@ def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> C
     work = ref.current.get(cluster)
     if work is None:
         return ClusterLine(cluster, WAITING_STATE, False, TO_APPLY)
-    applied_cond = conditions_of(work).get(WORK_APPLIED)
+    applied_cond = conditions_of(work).get(WORK_CONDITION_APPLIED)
     applied = (
         applied_cond is not None
         and applied_cond.status == "True"
@@ -182,9 +183,9 @@ def build_report(
     )
     refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
     strategies = {
-        str(r.get("name") or ""): str(((r.get("rolloutStrategy") or {}).get("type")) or "All") for r in refs
+        str(r.get("name") or ""): str(((r.get("rolloutStrategy") or {}).get("type")) or ROLLOUT_TYPE_ALL) for r in refs
     }
-    reports = [placement_report(ref, strategies.get(ref.name, "All")) for ref in plan.refs]
+    reports = [placement_report(ref, strategies.get(ref.name, ROLLOUT_TYPE_ALL)) for ref in plan.refs]
     planned = {r.name for r in plan.refs}
     for ref_name in strategies:
         if ref_name not in planned:
@@ -201,9 +202,9 @@ def build_report(
     conditions = {}
     for cond in status.get("conditions") or ():
         if isinstance(cond, Mapping) and cond.get("type") in (
-            COND_PLACEMENT_VERIFIED,
-            COND_PLACEMENT_ROLLED_OUT,
-            COND_MANIFESTWORK_APPLIED,
+            CONDITION_PLACEMENT_VERIFIED,
+            CONDITION_PLACEMENT_ROLLED_OUT,
+            CONDITION_MANIFESTWORK_APPLIED,
         ):
             conditions[str(cond["type"])] = (
                 str(cond.get("status") or ""),
@@ -246,7 +247,7 @@ def _group_title(group: GroupReport) -> str:
 def render_report(report: Report) -> str:
     """The human-readable rollout status of one MWRS."""
     lines = [f"ManifestWorkReplicaSet {report.namespace}/{report.name}"]
-    for type_ in (COND_PLACEMENT_VERIFIED, COND_PLACEMENT_ROLLED_OUT, COND_MANIFESTWORK_APPLIED):
+    for type_ in (CONDITION_PLACEMENT_VERIFIED, CONDITION_PLACEMENT_ROLLED_OUT, CONDITION_MANIFESTWORK_APPLIED):
         status, reason, message = report.conditions.get(type_, ("-", "", ""))
         line = f"  {type_:<20} {status:<7} {reason}"
         if message:

@@ -20,24 +20,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from controllers.workset.names import (
-    TEMPLATE_APPLIED_ANNOTATION,
-    WORK_APPLIED,
-    WORK_AVAILABLE,
-    WORK_DEGRADED,
-    WORK_PROGRESSING,
+from api.constants import (
+    ANNOTATION_TEMPLATE_APPLIED_TIME,
+    CONDITION_FALSE,
+    CONDITION_TRUE,
+    ROLLOUT_STATUS_FAILED,
+    ROLLOUT_STATUS_PROGRESSING,
+    ROLLOUT_STATUS_SKIP,
+    ROLLOUT_STATUS_SUCCEEDED,
+    ROLLOUT_STATUS_TIMEOUT,
+    ROLLOUT_STATUS_TO_APPLY,
+    WORK_CONDITION_APPLIED,
+    WORK_CONDITION_AVAILABLE,
+    WORK_CONDITION_DEGRADED,
+    WORK_CONDITION_PROGRESSING,
 )
 from controllers.workset.wire import Cond, annotations_of, conditions_of, generation_of, parse_time
 
-TO_APPLY: Final = "ToApply"
-PROGRESSING: Final = "Progressing"
-SUCCEEDED: Final = "Succeeded"
-FAILED: Final = "Failed"
-TIME_OUT: Final = "TimeOut"
-SKIP: Final = "Skip"
+TO_APPLY: Final = ROLLOUT_STATUS_TO_APPLY
+PROGRESSING: Final = ROLLOUT_STATUS_PROGRESSING
+SUCCEEDED: Final = ROLLOUT_STATUS_SUCCEEDED
+FAILED: Final = ROLLOUT_STATUS_FAILED
+TIME_OUT: Final = ROLLOUT_STATUS_TIMEOUT
+SKIP: Final = ROLLOUT_STATUS_SKIP
 
-TRUE: Final = "True"
-FALSE: Final = "False"
+TRUE: Final = CONDITION_TRUE
+FALSE: Final = CONDITION_FALSE
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class WorkRolloutStatus:
 
 def revision_start(work: Mapping[str, Any]) -> datetime | None:
     """When the controller wrote the work's current spec (improvement 4), if it recorded it."""
-    return parse_time(annotations_of(work).get(TEMPLATE_APPLIED_ANNOTATION))
+    return parse_time(annotations_of(work).get(ANNOTATION_TEMPLATE_APPLIED_TIME))
 
 
 def _clock(ltt: datetime | None, start: datetime | None) -> datetime | None:
@@ -75,17 +83,17 @@ def rollout_status(work: Mapping[str, Any], start: datetime | None = None) -> Wo
     """
     generation = generation_of(work)
     conds = conditions_of(work)
-    applied = conds.get(WORK_APPLIED)
+    applied = conds.get(WORK_CONDITION_APPLIED)
     if applied is None or applied.observed_generation != generation:
         return WorkRolloutStatus(TO_APPLY, reason="not applied at the current generation yet")
-    progressing = conds.get(WORK_PROGRESSING)
+    progressing = conds.get(WORK_CONDITION_PROGRESSING)
     if progressing is None:
-        return _without_progressing(applied, conds.get(WORK_AVAILABLE), generation, start)
+        return _without_progressing(applied, conds.get(WORK_CONDITION_AVAILABLE), generation, start)
     if applied.status != TRUE:
         return WorkRolloutStatus(TO_APPLY, reason="Applied is not True")
     if progressing.observed_generation != generation:
         return WorkRolloutStatus(TO_APPLY, reason="Progressing is from an older generation")
-    degraded = conds.get(WORK_DEGRADED)
+    degraded = conds.get(WORK_CONDITION_DEGRADED)
     if degraded is not None and degraded.observed_generation != generation:
         return WorkRolloutStatus(TO_APPLY, reason="Degraded is from an older generation")
     if progressing.status == TRUE:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.constants import WORK_CONDITION_COMPLETE
-from controllers.workset.names import MWRS_LABEL
+from api.constants import LABEL_MANIFESTWORK_REPLICASET, WORK_CONDITION_COMPLETE
 from controllers.workset.wire import conditions_of, is_deleting, labels_of
 
 KEEP = "keep"
@@ -39,7 +38,7 @@ def ttl_seconds(work: Mapping[str, Any]) -> int | None:
 
 
 def ttl_decision(work: Mapping[str, Any], now: datetime) -> TTLDecision:
-    if is_deleting(work) or MWRS_LABEL in labels_of(work):
+    if is_deleting(work) or LABEL_MANIFESTWORK_REPLICASET in labels_of(work):
         return TTLDecision(KEEP)
     ttl = ttl_seconds(work)
     if ttl is None:

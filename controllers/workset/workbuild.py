@@ -6,7 +6,7 @@
 - Spec = the template verbatim.
 - Improvement 3: when ``<namespace>.<name>`` is not a valid label value, the owner label holds a
   readable prefix plus a hash and the full owner is kept in an annotation.
-- Improvement 4: the annotation ``TEMPLATE_APPLIED_ANNOTATION`` records when the controller wrote
+- Improvement 4: the annotation ``ANNOTATION_TEMPLATE_APPLIED_TIME`` records when the controller wrote
   the current spec; it is kept unchanged while the spec is current.
 
 Pure: no I/O, ``now`` is an argument.
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from controllers.workset.names import (
-    MWRS_LABEL,
-    MWRS_OWNER_ANNOTATION,
-    PLACEMENT_NAME_LABEL,
-    TEMPLATE_APPLIED_ANNOTATION,
+from api.constants import (
+    ANNOTATION_MANIFESTWORK_REPLICASET,
+    ANNOTATION_TEMPLATE_APPLIED_TIME,
+    LABEL_MANIFESTWORK_REPLICASET,
+    LABEL_PLACEMENT_NAME,
 )
 from controllers.workset.template import spec_equals_template
 from controllers.workset.wire import JSON, annotations_of, format_time, labels_of, meta
@@ -95,16 +95,16 @@ def owner_for(namespace: str, name: str) -> Owner:
 
 
 def owner_labels(owner: Owner, placement: str) -> dict[str, str]:
-    return {MWRS_LABEL: owner.label_value, PLACEMENT_NAME_LABEL: placement}
+    return {LABEL_MANIFESTWORK_REPLICASET: owner.label_value, LABEL_PLACEMENT_NAME: placement}
 
 
 def belongs_to(work: Mapping[str, Any], owner: Owner) -> bool:
     """Whether ``work`` carries ``owner``'s label (and, for a hashed label, its annotation)."""
-    if labels_of(work).get(MWRS_LABEL) != owner.label_value:
+    if labels_of(work).get(LABEL_MANIFESTWORK_REPLICASET) != owner.label_value:
         return False
     if owner.annotation is None:
         return True
-    return annotations_of(work).get(MWRS_OWNER_ANNOTATION) == owner.annotation
+    return annotations_of(work).get(ANNOTATION_MANIFESTWORK_REPLICASET) == owner.annotation
 
 
 def desired_metadata(
@@ -126,13 +126,13 @@ def desired_metadata(
     labels.update(owner_labels(owner, placement))
     annotations: dict[str, str] = {}
     if owner.annotation is not None:
-        annotations[MWRS_OWNER_ANNOTATION] = owner.annotation
+        annotations[ANNOTATION_MANIFESTWORK_REPLICASET] = owner.annotation
     applied_at = format_time(now)
     if existing is not None and existing_current:
-        kept = annotations_of(existing).get(TEMPLATE_APPLIED_ANNOTATION)
+        kept = annotations_of(existing).get(ANNOTATION_TEMPLATE_APPLIED_TIME)
         applied_at = kept if kept is not None else ""
     if applied_at:
-        annotations[TEMPLATE_APPLIED_ANNOTATION] = applied_at
+        annotations[ANNOTATION_TEMPLATE_APPLIED_TIME] = applied_at
     metadata: JSON = {"namespace": cluster, "labels": labels}
     if annotations:
         metadata["annotations"] = annotations

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS
-from controllers.workset.names import MWRS_LABEL, PLACEMENT_NAME_LABEL
 from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,
     Env,

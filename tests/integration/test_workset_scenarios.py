@@ -14,14 +14,12 @@ from typing import Any
 import kubernetes
 import pytest
 
+from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
+from api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
+from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
 from controllers.runtime.operator import load_client
-from controllers.workset.names import (
-    MWRS_FINALIZER,
-    MWRS_LABEL,
-    MWRS_OWNER_ANNOTATION,
-    PLACEMENT_NAME_LABEL,
-)
 from controllers.workset.wire import parse_time
 from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,

@@ -5,13 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from controllers.workset.names import (
-    DECISION_GROUP_INDEX_LABEL,
-    DECISION_GROUP_NAME_LABEL,
-    MWRS_LABEL,
-    PLACEMENT_LABEL,
-    PLACEMENT_NAME_LABEL,
-)
+from api.constants import LABEL_DECISION_GROUP_INDEX as DECISION_GROUP_INDEX_LABEL
+from api.constants import LABEL_DECISION_GROUP_NAME as DECISION_GROUP_NAME_LABEL
+from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from api.constants import LABEL_PLACEMENT as PLACEMENT_LABEL
+from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.workset.wire import format_time
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.workset.names import TEMPLATE_APPLIED_ANNOTATION
+from api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
 from controllers.workset.status_mapping import (
     FAILED,
     PROGRESSING,

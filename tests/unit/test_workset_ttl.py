@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.workset.names import MWRS_LABEL
+from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from controllers.workset.ttl import DELETE, KEEP, WAIT, ttl_decision
 from tests.unit.test_workset_fixtures import at, cond, work
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from controllers.workset.names import (
-    MWRS_LABEL,
-    MWRS_OWNER_ANNOTATION,
-    PLACEMENT_NAME_LABEL,
-    TEMPLATE_APPLIED_ANNOTATION,
-)
+from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
+from api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
+from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.workset.workbuild import (
     belongs_to,
     desired_work,
