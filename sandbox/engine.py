@@ -545,11 +545,8 @@ class Engine:
             patched = json_patch(shown, patch_body)
         elif content_type == "application/strategic-merge-patch+json":
             if not rt.builtin:
-                raise errors.ApiError(
-                    415,
-                    "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                raise errors.unsupported_media_type(
+                    ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
                 )
             patched = strategic_merge_patch(shown, patch_body)
         elif content_type in ("application/apply-patch+yaml", "application/apply-patch+cbor"):
@@ -560,7 +557,7 @@ class Engine:
                 "`kubectl apply`",
             )
         else:
-            raise errors.unsupported_media_type(content_type)
+            raise errors.unsupported_media_type(("application/json", "application/yaml"), content_type)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patched object must be a JSON object")
         pmeta = _meta(patched)

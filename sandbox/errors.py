@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -104,12 +105,18 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
+def path_not_found() -> ApiError:
+    """A path that names no resource (or no endpoint) the server has."""
+    return ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
 def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
     return ApiError(405, "MethodNotAllowed", message)
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
-    return ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {content_type!r}")
+def unsupported_media_type(accepted: Iterable[str], got: str | None = None) -> ApiError:
+    message = f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
+    return ApiError(415, "UnsupportedMediaType", message if got is None else f"{message}; got {got!r}")
 
 
 def expired(message: str) -> ApiError:

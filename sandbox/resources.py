@@ -105,12 +105,9 @@ class ResourceType:
     def served_versions(self) -> list[str]:
         return sort_versions([v.name for v in self.versions.values() if v.served])
 
-    def has_status(self, version: str) -> bool:
-        return self.versions[version].status
-
-    @property
-    def group_resource(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
+    def subresources(self, version: str) -> list[str]:
+        """The subresources served at `version`: status (when enabled), then any extra ones."""
+        return ["status", *self.extra_subresources] if self.versions[version].status else list(self.extra_subresources)
 
 
 _VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")

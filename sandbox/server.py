@@ -380,21 +380,13 @@ class LocalHub:
             return self._error(errors.internal(str(exc)))
         finally:
             if self.record_requests or self._log_file is not None:
-                self._record(
-                    RequestRecord(
-                        verb=verb,
-                        group=target.rt.group if target else "",
-                        version=target.version if target else "",
-                        resource=target.rt.plural if target else "",
-                        subresource=(target.subresource or "") if target else "",
-                        namespace=(target.namespace or "") if target else "",
-                        name=(target.name or "") if target else "",
-                        path="" if target else request.path,
-                        user=user,
-                        user_agent=request.headers.get("User-Agent", ""),
-                        code=code,
-                    )
+                # group, version, resource, subresource, namespace, name, path
+                where = (
+                    (t.rt.group, t.version, t.rt.plural, t.subresource or "", t.namespace or "", t.name or "", "")
+                    if (t := target) is not None
+                    else ("", "", "", "", "", "", request.path)
                 )
+                self._record(RequestRecord(verb, *where, user, request.headers.get("User-Agent", ""), code))
 
     @staticmethod
     def _verb(request: web.Request, target: _Target) -> str:
@@ -414,7 +406,7 @@ class LocalHub:
         return method.lower()
 
     def _error(self, exc: ApiError) -> web.Response:
-        return web.Response(status=exc.code, body=_dumps(exc.status()), content_type="application/json")
+        return self._json(exc.status(), exc.code)
 
     def _resolve(self, segments: list[str]) -> _Target | None:
         """The resource addressed by the path, or None for non-resource paths."""
@@ -431,23 +423,17 @@ class LocalHub:
             if candidate is not None and candidate.namespaced:
                 namespace = rest[1]
                 rest = rest[2:]
-        plural = rest[0]
-        rt = self.engine.resolve(group, version, plural)
-        if rt is None:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        rt = self.engine.resolve(group, version, rest[0])
         name = rest[1] if len(rest) >= 2 else None
         sub = rest[2] if len(rest) >= 3 else None
-        if len(rest) > 3:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
-        if rt.namespaced and namespace is None and name is not None:
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
-        if sub is not None:
-            allowed = {"status"} if rt.versions[version].status else set()
-            allowed.update(rt.extra_subresources)
-            if sub not in allowed:
-                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
-        if name == "":
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if (
+            rt is None
+            or len(rest) > 3
+            or name == ""
+            or (rt.namespaced and namespace is None and name is not None)
+            or (sub is not None and sub not in rt.subresources(version))
+        ):
+            raise errors.path_not_found()
         return _Target(rt, version, namespace, name, sub)
 
     # non-resource endpoints ---------------------------------------------------------------------
@@ -479,21 +465,18 @@ class LocalHub:
             for g in self._groups():
                 if g["name"] == segments[1]:
                     return self._json({"kind": "APIGroup", "apiVersion": "v1", **g})
-            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.path_not_found()
         if len(segments) == 3 and segments[0] == "apis":
             listing = self._resource_list(segments[1], segments[2])
             if not listing["resources"]:
-                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.path_not_found()
             return self._json(listing)
         if head == "openapi":
             return self._openapi(request, segments[1:])
-        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise errors.path_not_found()
 
     def _json(self, body: Any, status: int = 200, warnings: Iterable[str] = ()) -> web.Response:
-        resp = web.Response(status=status, body=_dumps(body), content_type="application/json")
-        for w in warnings:
-            resp.headers.add("Warning", f'299 - "{w}"')
-        return resp
+        return _json_response(_dumps(body), status, warnings)
 
     def _group_versions(self) -> dict[str, dict[str, list[ResourceType]]]:
         assert self.engine is not None
@@ -543,9 +526,7 @@ class LocalHub:
             if rt.categories:
                 entry["categories"] = list(rt.categories)
             resources.append(entry)
-            subs = ["status"] if rt.versions[version].status else []
-            subs.extend(rt.extra_subresources)
-            for sub in subs:
+            for sub in rt.subresources(version):
                 resources.append(
                     {
                         "name": f"{rt.plural}/{sub}",
@@ -580,12 +561,12 @@ class LocalHub:
             key = "/".join(rest[1:])
             found = docs.get(key)
             if found is None:
-                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.path_not_found()
             resp = self._json(found[0])
             resp.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") else "no-cache, private"
             resp.headers["Etag"] = f'"{found[1]}"'
             return resp
-        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise errors.path_not_found()
 
     def _openapi_docs(self, gen: int, server_version: str) -> dict[str, tuple[dict[str, Any], str]]:
         cached = self._openapi_cache.get("docs")
@@ -660,13 +641,13 @@ class LocalHub:
             return resp
         else:
             body = _dumps(self._present(target, obj, fmt, request))
-        resp = web.Response(status=status, body=body, content_type="application/json")
-        for w in ctx.warnings:
-            resp.headers.add("Warning", f'299 - "{w}"')
-        deprecation = target.rt.versions[target.version].deprecation_warning
-        if target.rt.versions[target.version].deprecated:
-            resp.headers.add("Warning", f'299 - "{deprecation or f"{target.rt.api_version(target.version)} {target.rt.kind} is deprecated"}"')
-        return resp
+        served = target.rt.versions[target.version]
+        warnings = list(ctx.warnings)
+        if served.deprecated:
+            warnings.append(
+                served.deprecation_warning or f"{target.rt.api_version(target.version)} {target.rt.kind} is deprecated"
+            )
+        return _json_response(body, status, warnings)
 
     async def _resource(self, request: web.Request, target: _Target, user: str) -> web.StreamResponse:
         assert self.engine is not None and self.store is not None
@@ -681,8 +662,7 @@ class LocalHub:
             raise errors.method_not_allowed()
         ns = target.namespace
         if method == "GET" and target.name is None:
-            labels = LabelSelector.parse(q.get("labelSelector"))
-            fields = FieldSelector.parse(q.get("fieldSelector"), rt.field_selectors)
+            labels, fields = _selectors(request, rt)
             if _truthy(q.get("watch")):
                 return await self._watch(request, target, labels, fields, fmt)
             limit = _int_param(q.get("limit"), "limit")
@@ -716,16 +696,9 @@ class LocalHub:
                 raise errors.method_not_allowed()
             ctype = (request.content_type or "").lower()
             if ctype not in _PATCH_TYPES:
-                raise errors.ApiError(
-                    415,
-                    "UnsupportedMediaType",
-                    f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}",
-                )
+                raise errors.unsupported_media_type(_PATCH_TYPES)
             raw = await request.read()
-            try:
-                patch = json.loads(raw) if raw else None
-            except ValueError as exc:
-                raise errors.bad_request(f"the patch is not valid JSON: {exc}") from exc
+            patch = _json_body(raw, "the patch") if raw else None
             if patch is None:
                 raise errors.bad_request("the patch body is empty")
             obj = engine.patch(rt, version, ns or "", target.name, ctype, patch, ctx, subresource=target.subresource)
@@ -733,16 +706,8 @@ class LocalHub:
         if method == "DELETE":
             options = await self._delete_options(request)
             if target.name is None:
-                labels = LabelSelector.parse(q.get("labelSelector"))
-                fields = FieldSelector.parse(q.get("fieldSelector"), rt.field_selectors)
-                items = engine.delete_collection(rt, version, ns, labels, fields, options, ctx)
-                listing = {
-                    "kind": rt.list_kind,
-                    "apiVersion": rt.api_version(version),
-                    "metadata": {"resourceVersion": str(self.store.rv)},
-                    "items": items,
-                }
-                return self._json(listing, warnings=ctx.warnings)
+                items = engine.delete_collection(rt, version, ns, *_selectors(request, rt), options, ctx)
+                return self._json(_listing(target, {"resourceVersion": str(self.store.rv)}, items), warnings=ctx.warnings)
             obj, gone = engine.delete(rt, version, ns or "", target.name, options, ctx)
             if gone and not rt.returns_deleted_object:
                 meta = obj.get("metadata", {})
@@ -761,10 +726,7 @@ class LocalHub:
         options: dict[str, Any] = {}
         raw = await request.read()
         if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError as exc:
-                raise errors.bad_request(f"the DeleteOptions body is not valid JSON: {exc}") from exc
+            body = _json_body(raw, "the DeleteOptions body")
             if isinstance(body, dict):
                 options.update(body)
         q = request.query
@@ -807,7 +769,7 @@ class LocalHub:
                 }
             )
         if kind == "yaml":
-            listing = {"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta, "items": result.items}
+            listing = _listing(target, meta, result.items)
             return web.Response(text=yaml.safe_dump(listing, sort_keys=False), content_type="application/yaml")
         head: bytes = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
         if all(a is b for a, b in zip(result.items, result.raw, strict=True)):
@@ -1006,6 +968,30 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateField(k)
         out[k] = v
     return out
+
+
+def _json_response(body: bytes, status: int = 200, warnings: Iterable[str] = ()) -> web.Response:
+    resp = web.Response(status=status, body=body, content_type="application/json")
+    for w in warnings:
+        resp.headers.add("Warning", f'299 - "{w}"')
+    return resp
+
+
+def _selectors(request: web.Request, rt: ResourceType) -> tuple[LabelSelector, FieldSelector]:
+    q = request.query
+    return LabelSelector.parse(q.get("labelSelector")), FieldSelector.parse(q.get("fieldSelector"), rt.field_selectors)
+
+
+def _listing(target: _Target, meta: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """A `<Kind>List` of the target's resource."""
+    return {"kind": target.rt.list_kind, "apiVersion": target.rt.api_version(target.version), "metadata": meta, "items": items}
+
+
+def _json_body(raw: bytes, what: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise errors.bad_request(f"{what} is not valid JSON: {exc}") from exc
 
 
 def _int_param(value: str | None, name: str) -> int:
