@@ -92,7 +92,6 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
             served=bool(v.get("served", True)),
             storage=bool(v.get("storage", False)),
             status="status" in sub,
-            scale=sub.get("scale"),
             columns=crd_columns(v.get("additionalPrinterColumns")),
             deprecated=bool(v.get("deprecated", False)),
             deprecation_warning=v.get("deprecationWarning"),

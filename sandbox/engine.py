@@ -89,10 +89,8 @@ class Engine:
         self.bucket_types: dict[str, ResourceType] = {}
         # Bumped whenever the set of served resources changes (discovery/openapi caches).
         self.api_generation = 0
-        self.on_api_change: list[Callable[[], None]] = []
         self.gc_items: deque[tuple[str, Any]] = deque()
         self.gc_wakeup: asyncio.Event | None = None
-        self.gc_idle: asyncio.Event | None = None
         for rt in builtin.builtin_types():
             self._register(rt)
         store.listeners.append(self._observe)
@@ -110,7 +108,7 @@ class Engine:
         self.by_kind[(rt.group, rt.kind)] = rt
         if rt.bucket not in self.bucket_types or rt.to_storage is None:
             self.bucket_types[rt.bucket] = rt
-        self._api_changed()
+        self.api_generation += 1
 
     def _unregister(self, group: str, plural: str) -> None:
         rt = self.types.pop((group, plural), None)
@@ -120,12 +118,7 @@ class Engine:
         self.bucket_types.pop(rt.bucket, None)
         for w in tuple(self.store.watchers.get(rt.bucket, ())):
             w.close()
-        self._api_changed()
-
-    def _api_changed(self) -> None:
         self.api_generation += 1
-        for hook in self.on_api_change:
-            hook()
 
     def resolve(self, group: str, version: str, plural: str) -> ResourceType | None:
         rt = self.types.get((group, plural))
@@ -842,20 +835,16 @@ class Engine:
                     items.append(("crd", meta["name"]))
         if len(items) != before and self.gc_wakeup is not None:
             self.gc_wakeup.set()
-            if self.gc_idle is not None:
-                self.gc_idle.clear()
 
     async def run_gc(self) -> None:
         """Background worker: garbage collector, namespace controller, CRD clean-up."""
         self.gc_wakeup = asyncio.Event()
-        self.gc_idle = asyncio.Event()
         if self.gc_items:
             self.gc_wakeup.set()
         # Objects stored before a restart may be waiting on the collector.
         self._resume_pending()
         while True:
             if not self.gc_items:
-                self.gc_idle.set()
                 await self.gc_wakeup.wait()
                 self.gc_wakeup.clear()
             processed = 0

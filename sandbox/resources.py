@@ -45,7 +45,6 @@ class Version:
     served: bool = True
     storage: bool = False
     status: bool = False
-    scale: dict[str, Any] | None = None
     columns: list[Column] = field(default_factory=list)
     deprecated: bool = False
     deprecation_warning: str | None = None

@@ -49,7 +49,6 @@ class Watcher:
         self.matches = matches
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.max_pending = max_pending
-        self.overflowed = False
         self.closed = False
         self.bookmarks = False
 
@@ -89,7 +88,6 @@ class Watcher:
             return
         if self.queue.qsize() >= self.max_pending:
             # A consumer this far behind is cut off; it re-watches from its last resourceVersion.
-            self.overflowed = True
             self.close()
             return
         self.queue.put_nowait((kind, event))
@@ -114,7 +112,6 @@ class Persistence:
             "name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (bucket, namespace, name))"
         )
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self.in_tx = False
         self.pending: dict[Key, tuple[int, str] | None] = {}
         self.rv = 0
 
