@@ -152,6 +152,11 @@ _QUERY = {
 }
 
 
+_LIST_PARAMS = ["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "watch", "allowWatchBookmarks", "timeoutSeconds"]
+_WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
+_PATCH_MIMES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+
+
 def _json_content(ref: str) -> dict[str, Any]:
     schema = {"$ref": f"#/components/schemas/{ref}"}
     return {mime: {"schema": schema} for mime in ("application/json", "application/yaml")}
@@ -187,6 +192,16 @@ def _op(
     return op
 
 
+def _read_write(rt: ResourceType, version: str, ident: str, name: str) -> dict[str, Any]:
+    """GET, PUT and PATCH of one object (or of its status, with `ident` ending in Status)."""
+    return {
+        "get": _op(rt, version, "get", f"read{ident}", [], response_ref=name),
+        "put": _op(rt, version, "put", f"replace{ident}", _WRITE_PARAMS, body_ref=name, response_ref=name, codes=("200", "201")),
+        "patch": _op(rt, version, "patch", f"patch{ident}", [*_WRITE_PARAMS, "force"],
+                     body_ref=PATCH_REF, body_mimes=_PATCH_MIMES, response_ref=name, codes=("200", "201")),
+    }
+
+
 def group_version_doc(group: str, version: str, types: list[ResourceType], server_version: str) -> dict[str, Any]:
     """The `/openapi/v3/apis/<group>/<version>` (or `/openapi/v3/api/v1`) document."""
     prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
@@ -216,16 +231,12 @@ def group_version_doc(group: str, version: str, types: list[ResourceType], serve
         ident = rt.kind + ("Namespaced" if rt.namespaced else "")
         collection: dict[str, Any] = {"parameters": scope_params}
         if rt.virtual:
-            collection["post"] = _op(rt, version, "post", f"create{ident}", ["dryRun", "fieldManager", "fieldValidation"],
+            collection["post"] = _op(rt, version, "post", f"create{ident}", _WRITE_PARAMS,
                                      body_ref=name, response_ref=name, codes=("200", "201"))
             paths[base] = collection
             continue
-        collection["get"] = _op(
-            rt, version, "list", f"list{ident}",
-            ["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "watch", "allowWatchBookmarks", "timeoutSeconds"],
-            response_ref=list_name,
-        )
-        collection["post"] = _op(rt, version, "post", f"create{ident}", ["dryRun", "fieldManager", "fieldValidation"],
+        collection["get"] = _op(rt, version, "list", f"list{ident}", _LIST_PARAMS, response_ref=list_name)
+        collection["post"] = _op(rt, version, "post", f"create{ident}", _WRITE_PARAMS,
                                  body_ref=name, response_ref=name, codes=("200", "201", "202"))
         if "deletecollection" in rt.verbs:
             collection["delete"] = _op(rt, version, "deletecollection", f"deletecollection{ident}",
@@ -234,32 +245,17 @@ def group_version_doc(group: str, version: str, types: list[ResourceType], serve
         paths[base] = collection
         if rt.namespaced:
             paths[f"{prefix}/{rt.plural}"] = {
-                "get": _op(rt, version, "list", f"list{rt.kind}ForAllNamespaces",
-                           ["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "watch",
-                            "allowWatchBookmarks", "timeoutSeconds"], response_ref=list_name)
+                "get": _op(rt, version, "list", f"list{rt.kind}ForAllNamespaces", _LIST_PARAMS, response_ref=list_name)
             }
         item_params = [_param("name", "path", f"name of the {rt.kind}", required=True), *scope_params]
-        patch_mimes = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
         paths[f"{base}/{{name}}"] = {
             "parameters": item_params,
-            "get": _op(rt, version, "get", f"read{ident}", [], response_ref=name),
-            "put": _op(rt, version, "put", f"replace{ident}", ["dryRun", "fieldManager", "fieldValidation"],
-                       body_ref=name, response_ref=name, codes=("200", "201")),
-            "patch": _op(rt, version, "patch", f"patch{ident}", ["dryRun", "fieldManager", "fieldValidation", "force"],
-                         body_ref=PATCH_REF, body_mimes=tuple(patch_mimes), response_ref=name, codes=("200", "201")),
+            **_read_write(rt, version, ident, name),
             "delete": _op(rt, version, "delete", f"delete{ident}", ["dryRun", "gracePeriodSeconds", "propagationPolicy"],
                           body_ref=DELETE_OPTIONS_REF, response_ref=STATUS_REF, codes=("200", "202")),
         }
         if v.status:
-            paths[f"{base}/{{name}}/status"] = {
-                "parameters": item_params,
-                "get": _op(rt, version, "get", f"read{ident}Status", [], response_ref=name),
-                "put": _op(rt, version, "put", f"replace{ident}Status", ["dryRun", "fieldManager", "fieldValidation"],
-                           body_ref=name, response_ref=name, codes=("200", "201")),
-                "patch": _op(rt, version, "patch", f"patch{ident}Status",
-                             ["dryRun", "fieldManager", "fieldValidation", "force"],
-                             body_ref=PATCH_REF, body_mimes=tuple(patch_mimes), response_ref=name, codes=("200", "201")),
-            }
+            paths[f"{base}/{{name}}/status"] = {"parameters": item_params, **_read_write(rt, version, f"{ident}Status", name)}
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": server_version},

@@ -155,16 +155,10 @@ class _LabelParser:
         if op is None or op == ",":
             return Requirement(key, "exists")
         self.i += 1
-        if op in ("=", "=="):
+        if op in ("=", "==", "!="):
             nxt = self.peek()
-            if nxt is None or nxt == ",":
-                return Requirement(key, "=", ("",))
-            return Requirement(key, "=", (self.value(self.take()),))
-        if op == "!=":
-            nxt = self.peek()
-            if nxt is None or nxt == ",":
-                return Requirement(key, "!=", ("",))
-            return Requirement(key, "!=", (self.value(self.take()),))
+            value = "" if nxt is None or nxt == "," else self.value(self.take())
+            return Requirement(key, "!=" if op == "!=" else "=", (value,))
         if op in (">", "<"):
             bound = self.take()
             if not re.fullmatch(r"-?\d+", bound):
