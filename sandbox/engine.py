@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sandbox import builtin, errors
-from sandbox.crd import crd_status, resource_type_for, validate_crd
+from sandbox.crd import DNS_LABEL, crd_status, resource_type_for, validate_crd
 from sandbox.errors import ApiError, cause
 from sandbox.patch import json_patch, merge_patch, strategic_merge_patch
 from sandbox.resources import ResourceType
@@ -42,7 +42,6 @@ SECRET_BUCKET = "/secrets"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -242,7 +241,7 @@ class Engine:
         elif not isinstance(name, str):
             causes.append(cause("FieldValueInvalid", "metadata.name", "Invalid value: must be a string"))
         elif rt.bucket == NAMESPACE_BUCKET:
-            if len(name) > 63 or not _DNS_LABEL.match(name):
+            if len(name) > 63 or not DNS_LABEL.match(name):
                 causes.append(
                     cause(
                         "FieldValueInvalid",

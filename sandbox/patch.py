@@ -58,17 +58,21 @@ def _unprocessable(message: str) -> ApiError:
     return ApiError(422, "Invalid", message)
 
 
+def _missing(op: str, tokens: list[str], what: str = "path") -> ApiError:
+    return _unprocessable(f"json patch {op} operation does not apply: doc is missing {what}: /{'/'.join(tokens)}")
+
+
 def _parent(doc: Any, tokens: list[str], op: str) -> Any:
     cur = doc
     for tok in tokens[:-1]:
         if isinstance(cur, dict):
             if tok not in cur:
-                raise _unprocessable(f"json patch {op} operation does not apply: doc is missing path: /{'/'.join(tokens)}")
+                raise _missing(op, tokens)
             cur = cur[tok]
         elif isinstance(cur, list):
             cur = cur[_index(cur, tok, for_add=False)]
         else:
-            raise _unprocessable(f"json patch {op} operation does not apply: doc is missing path: /{'/'.join(tokens)}")
+            raise _missing(op, tokens)
     return cur
 
 
@@ -79,11 +83,11 @@ def _get(doc: Any, tokens: list[str], op: str) -> Any:
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
-            raise _unprocessable(f"json patch {op} operation does not apply: doc is missing key: /{'/'.join(tokens)}")
+            raise _missing(op, tokens, "key")
         return parent[last]
     if isinstance(parent, list):
         return parent[_index(parent, last, for_add=False)]
-    raise _unprocessable(f"json patch {op} operation does not apply: doc is missing path: /{'/'.join(tokens)}")
+    raise _missing(op, tokens)
 
 
 def _add(doc: Any, tokens: list[str], value: Any) -> Any:
@@ -96,7 +100,7 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
     elif isinstance(parent, list):
         parent.insert(_index(parent, last, for_add=True), value)
     else:
-        raise _unprocessable(f"json patch add operation does not apply: doc is missing path: /{'/'.join(tokens)}")
+        raise _missing("add", tokens)
     return doc
 
 
@@ -107,11 +111,11 @@ def _remove(doc: Any, tokens: list[str]) -> tuple[Any, Any]:
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
-            raise _unprocessable(f"json patch remove operation does not apply: doc is missing key: /{'/'.join(tokens)}")
+            raise _missing("remove", tokens, "key")
         return doc, parent.pop(last)
     if isinstance(parent, list):
         return doc, parent.pop(_index(parent, last, for_add=False))
-    raise _unprocessable(f"json patch remove operation does not apply: doc is missing path: /{'/'.join(tokens)}")
+    raise _missing("remove", tokens)
 
 
 def json_patch(target: Any, ops: Any) -> Any:

@@ -38,19 +38,28 @@ class Credentials:
         return ctx
 
 
-def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
-    """A CA and a server certificate valid for `hosts` (IP addresses or DNS names)."""
+def _certificate(
+    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey, days: int
+) -> x509.CertificateBuilder:
+    """A certificate valid from five minutes ago for `days` days."""
     now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout local hub CA")])
-    ca_cert = (
+    return (
         x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=days))
+    )
+
+
+def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
+    """A CA and a server certificate valid for `hosts` (IP addresses or DNS names)."""
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout local hub CA")])
+    ca_cert = (
+        _certificate(ca_name, ca_name, ca_key.public_key(), days)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -77,13 +86,7 @@ def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
         except ValueError:
             names.append(x509.DNSName(host))
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout-localhub")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
+        _certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout-localhub")]), ca_name, key.public_key(), days)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
