@@ -25,9 +25,7 @@ def _object(**props: Any) -> dict[str, Any]:
     return {"type": "object", "properties": props}
 
 
-OBJECT_REFERENCE = _object(
-    apiVersion=S, fieldPath=S, kind=S, name=S, namespace=S, resourceVersion=S, uid=S
-)
+OBJECT_REFERENCE = _object(apiVersion=S, fieldPath=S, kind=S, name=S, namespace=S, resourceVersion=S, uid=S)
 CONDITION_LIST: dict[str, Any] = {
     "type": "array",
     "items": _object(type=S, status=S, lastTransitionTime=S, reason=S, message=S),
@@ -35,15 +33,8 @@ CONDITION_LIST: dict[str, Any] = {
 EVENT_SOURCE = _object(component=S, host=S)
 SERIES = _object(count=I32, lastObservedTime=S)
 RESOURCE_ATTRIBUTES = _object(
-    namespace=S,
-    verb=S,
-    group=S,
-    version=S,
-    resource=S,
-    subresource=S,
-    name=S,
-    fieldSelector=ANY_OBJECT,
-    labelSelector=ANY_OBJECT,
+    namespace=S, verb=S, group=S, version=S, resource=S, subresource=S, name=S,
+    fieldSelector=ANY_OBJECT, labelSelector=ANY_OBJECT,
 )
 NON_RESOURCE_ATTRIBUTES = _object(path=S, verb=S)
 REVIEW_STATUS = _object(allowed=B, denied=B, reason=S, evaluationError=S)
