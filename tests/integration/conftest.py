@@ -9,24 +9,28 @@
 - `make_hub(**kwargs)`: a fresh, isolated hub (same arguments as `LocalHub`), stopped after the
   test; use it when a test needs its own resourceVersions, history size or data file.
 - `client_for(handle)`: an ApiClient for any hub handle.
-- `wait_for(predicate, timeout=..., message=...)`: poll a condition instead of sleeping.
+- `wait_for(predicate, timeout=..., message=...)`: poll a condition instead of sleeping
+  (`wait_until` from tests/integration/helpers.py, also importable from here).
+- `run_hub`: a fresh hub that records requests, with users proc-a/b/c (helpers.Hub), for
+  tests that run `ocm-rollout run` processes; `processes`: every process a test starts
+  (helpers.RunProcess), killed at the end whatever happened.
 """
 
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from kubernetes import client, config
 
 from sandbox.server import HubThread, run_in_thread
+from tests.integration.helpers import Hub, RunProcess, user_tokens, wait_until, with_users
 
-T = TypeVar("T")
+__all__ = ["WIDGET_GROUP", "api", "gadget_crd", "http", "wait_until", "widget_crd"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -57,13 +61,17 @@ def kubeconfig(hub: HubThread) -> Path:
     return hub.kubeconfig
 
 
-@pytest.fixture(scope="session")
-def api_client(hub: HubThread) -> Iterator[client.ApiClient]:
-    api = _client(hub)
+def _closing_client(handle: HubThread) -> Iterator[client.ApiClient]:
+    api = _client(handle)
     try:
         yield api
     finally:
         api.close()
+
+
+@pytest.fixture(scope="session")
+def api_client(hub: HubThread) -> Iterator[client.ApiClient]:
+    yield from _closing_client(hub)
 
 
 @pytest.fixture
@@ -85,8 +93,7 @@ def _namespace_name(request: pytest.FixtureRequest) -> str:
     return f"{base[:50].rstrip('-')}-{uuid.uuid4().hex[:6]}"
 
 
-@pytest.fixture
-def namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> Iterator[str]:
+def _fresh_namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> Iterator[str]:
     core = api("CoreV1Api", api_client)
     name = _namespace_name(request)
     core.create_namespace({"metadata": {"name": name}})
@@ -98,6 +105,11 @@ def namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> I
         except client.ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, api_client: client.ApiClient) -> Iterator[str]:
+    yield from _fresh_namespace(request, api_client)
 
 
 @pytest.fixture
@@ -115,21 +127,23 @@ def make_hub(tmp_path: Path) -> Iterator[Callable[..., HubThread]]:
         handle.stop()
 
 
-def wait_until(predicate: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.02, message: str = "") -> T:
-    """Poll `predicate` until it returns something truthy; fail with `message` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {message or predicate!r}")
-        time.sleep(interval)
-
-
 @pytest.fixture
 def wait_for() -> Callable[..., Any]:
     return wait_until
+
+
+@pytest.fixture
+def run_hub(make_hub: Callable[..., HubThread], tmp_path: Path) -> Hub:
+    tokens = user_tokens()
+    return with_users(make_hub(record_requests=True, tokens=tokens), tmp_path, tokens)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[RunProcess]]:
+    started: list[RunProcess] = []
+    yield started
+    for proc in started:
+        proc.kill()
 
 
 WIDGET_GROUP = "test.ocm-rollout.io"
@@ -257,24 +271,12 @@ def toy_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
 
 @pytest.fixture(scope="session")
 def toy_client(toy_hub: HubThread) -> Iterator[client.ApiClient]:
-    api = _client(toy_hub)
-    try:
-        yield api
-    finally:
-        api.close()
+    yield from _closing_client(toy_hub)
 
 
 @pytest.fixture
 def toy_namespace(request: pytest.FixtureRequest, toy_client: client.ApiClient) -> Iterator[str]:
-    core = api("CoreV1Api", toy_client)
-    name = _namespace_name(request)
-    core.create_namespace({"metadata": {"name": name}})
-    yield name
-    try:
-        core.delete_namespace(name)
-    except client.ApiException as exc:
-        if exc.status != 404:
-            raise
+    yield from _fresh_namespace(request, toy_client)
 
 
 def http(

@@ -20,15 +20,7 @@ import pytest
 from controllers.runtime.kube import LEASES, Resource
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
-from tests.integration.test_run_helpers import (  # noqa: F401  (fixtures)
-    STARTUP_TIMEOUT,
-    Hub,
-    RunProcess,
-    processes_fixture,
-    run_hub_fixture,
-    start_run,
-    wait_until,
-)
+from tests.integration.helpers import STARTUP_TIMEOUT, Hub, RunProcess, start_run, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -95,6 +87,13 @@ def start_candidate(hub: Hub, name: str, processes: list[RunProcess], *extra: st
     return proc
 
 
+def start_leader(hub: Hub, processes: list[RunProcess], *extra: str) -> RunProcess:
+    """proc-a, started alone, once it holds the Lease."""
+    proc = start_candidate(hub, "proc-a", processes, *extra)
+    wait_until(lambda: holder(hub) == "proc-a", timeout=STARTUP_TIMEOUT, message="proc-a to lead")
+    return proc
+
+
 def holder(hub: Hub) -> str:
     lease = asyncio.run(hub.kube().get_or_none(LEASES, LEASE, NAMESPACE))
     return "" if lease is None else str((lease.get("spec") or {}).get("holderIdentity") or "")
@@ -135,21 +134,21 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
     hub = run_hub
     a = start_candidate(hub, "proc-a", processes)
     b = start_candidate(hub, "proc-b", processes)
-    first = wait_until(lambda: holder(hub), STARTUP_TIMEOUT, "a leader")
+    first = wait_until(lambda: holder(hub), timeout=STARTUP_TIMEOUT, message="a leader")
     leader, standby = (a, b) if first == "proc-a" else (b, a)
-    wait_until(lambda: leader.logged("operator started"), STARTUP_TIMEOUT, "the leader's operator")
+    wait_until(lambda: leader.logged("operator started"), timeout=STARTUP_TIMEOUT, message="the leader's operator")
     # The standby is up and polling the Lease before we start.
-    wait_until(lambda: standby.logged("waiting for leadership"), STARTUP_TIMEOUT, "the standby")
+    wait_until(lambda: standby.logged("waiting for leadership"), timeout=STARTUP_TIMEOUT, message="the standby")
 
     before = [f"before-{i}" for i in range(3)]
     create_probes(hub, before)
-    wait_until(lambda: all(handled_by(hub, before).values()), 30, "the leader to handle the probes")
+    wait_until(lambda: all(handled_by(hub, before).values()), timeout=30, message="the leader to handle the probes")
     assert set(handled_by(hub, before).values()) == {leader.name}
     assert configmap_writes(hub, standby.name) == set()
 
     leader.kill()
     killed_at = time.monotonic()
-    wait_until(lambda: holder(hub) == standby.name, LEASE_DURATION * 4 + 10, "the standby to take over")
+    wait_until(lambda: holder(hub) == standby.name, timeout=LEASE_DURATION * 4 + 10, message="the standby to take over")
     takeover = time.monotonic() - killed_at
     # The Lease is free one lease duration after the standby last saw it change; the standby
     # then notices at its next (jittered) retry.
@@ -157,7 +156,7 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
 
     after = [f"after-{i}" for i in range(3)]
     create_probes(hub, after)
-    wait_until(lambda: all(handled_by(hub, after).values()), 30, "the new leader to handle the probes")
+    wait_until(lambda: all(handled_by(hub, after).values()), timeout=30, message="the new leader to handle the probes")
     assert set(handled_by(hub, after).values()) == {standby.name}
     # No object was written by both processes.
     assert configmap_writes(hub, leader.name) & configmap_writes(hub, standby.name) == set()
@@ -169,9 +168,8 @@ def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(
     run_hub: Hub, processes: list[RunProcess]
 ) -> None:
     hub = run_hub
-    a = start_candidate(hub, "proc-a", processes)
-    wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
-    wait_until(lambda: a.logged("operator started"), STARTUP_TIMEOUT, "the operator")
+    a = start_leader(hub, processes)
+    wait_until(lambda: a.logged("operator started"), timeout=STARTUP_TIMEOUT, message="the operator")
     assert a.terminate() == 0
     assert holder(hub) == ""
     assert a.logged("lease released")
@@ -181,13 +179,12 @@ def test_released_lease_is_taken_over_without_waiting_for_expiry(
     run_hub: Hub, processes: list[RunProcess]
 ) -> None:
     hub = run_hub
-    a = start_candidate(hub, "proc-a", processes, "--lease-duration", "60", "--renew-deadline", "40")
-    wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
+    a = start_leader(hub, processes, "--lease-duration", "60", "--renew-deadline", "40")
     b = start_candidate(hub, "proc-b", processes, "--lease-duration", "60", "--renew-deadline", "40")
-    wait_until(lambda: b.logged("waiting for leadership"), STARTUP_TIMEOUT, "the standby")
+    wait_until(lambda: b.logged("waiting for leadership"), timeout=STARTUP_TIMEOUT, message="the standby")
     stopped_at = time.monotonic()
     assert a.terminate() == 0
-    wait_until(lambda: holder(hub) == "proc-b", 30, "proc-b to take the released Lease")
+    wait_until(lambda: holder(hub) == "proc-b", timeout=30, message="proc-b to take the released Lease")
     assert time.monotonic() - stopped_at < 30  # far below the 60 s lease duration
 
 
@@ -197,8 +194,7 @@ def test_standby_is_ready_and_says_who_leads(
     import urllib.request
 
     hub = run_hub
-    a = start_candidate(hub, "proc-a", processes)
-    wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
+    a = start_leader(hub, processes)
     b = start_candidate(hub, "proc-b", processes)
     address = b.address("health")
 
@@ -210,7 +206,7 @@ def test_standby_is_ready_and_says_who_leads(
         except OSError:
             return None
 
-    assert "standby" in wait_until(standby_ready, STARTUP_TIMEOUT, "the standby's readiness")
+    assert "standby" in wait_until(standby_ready, timeout=STARTUP_TIMEOUT, message="the standby's readiness")
     assert a.process.poll() is None
 
 
@@ -218,9 +214,8 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
     run_hub: Hub, processes: list[RunProcess]
 ) -> None:
     hub = run_hub
-    a = start_candidate(hub, "proc-a", processes)
-    wait_until(lambda: holder(hub) == "proc-a", STARTUP_TIMEOUT, "proc-a to lead")
-    wait_until(lambda: a.logged("operator started"), STARTUP_TIMEOUT, "the operator")
+    a = start_leader(hub, processes)
+    wait_until(lambda: a.logged("operator started"), timeout=STARTUP_TIMEOUT, message="the operator")
 
     # Another candidate (here: the test, as admin) takes the Lease over and never renews it.
     async def usurp() -> None:
@@ -230,7 +225,7 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
         await kube.replace(LEASES, lease, NAMESPACE)
 
     asyncio.run(usurp())
-    wait_until(lambda: a.logged("leadership lost: stopping the operator now"), 30, "proc-a to stop acting")
+    wait_until(lambda: a.logged("leadership lost: stopping the operator now"), timeout=30, message="proc-a to stop acting")
     stopped = len(a.logged("stopping the operator")) + len(a.logged("aborting the operator"))
     assert stopped >= 1
     # While the intruder's Lease is valid, proc-a's controller writes nothing.
@@ -246,7 +241,7 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
         assert not (handled and current == "intruder"), "proc-a reconciled while another holder had the Lease"
         return current == "proc-a"
 
-    wait_until(reacquired, LEASE_DURATION * 4 + 10, "proc-a to take the expired Lease back")
+    wait_until(reacquired, timeout=LEASE_DURATION * 4 + 10, message="proc-a to take the expired Lease back")
     assert len(a.logged("became leader")) == 2
-    wait_until(lambda: all(handled_by(hub, during).values()), 30, "proc-a to handle the probes once it leads again")
+    wait_until(lambda: all(handled_by(hub, during).values()), timeout=30, message="proc-a to handle the probes once it leads again")
     assert set(handled_by(hub, during).values()) == {"proc-a"}

@@ -25,7 +25,8 @@ from controllers.runtime.kube import (
     PLACEMENT_DECISIONS,
     PLACEMENTS,
 )
-from tests.integration.test_placement_env import Api, PlacementOperator, first, free_port
+from tests.integration.helpers import free_port
+from tests.integration.test_placement_env import Api, PlacementOperator, first
 
 WaitFor = Callable[..., Any]
 TIMEOUT = 20.0
@@ -54,7 +55,7 @@ def api(kubeconfig: Path) -> Api:
 def barrier(operator: PlacementOperator, api: Api, namespace: str, wait_for: WaitFor) -> None:
     """Touch a marker Placement and wait for its pass: with one worker the queue is FIFO, so
     everything queued before the touch has been processed."""
-    if api.get(PLACEMENTS, "marker", namespace) is None:
+    if api.get_or_none(PLACEMENTS, "marker", namespace) is None:
         api.placement("marker", namespace, {"clusterSets": ["none"]})
         wait_for(lambda: operator.passes(namespace, "marker") > 0, timeout=TIMEOUT)
     before = operator.passes(namespace, "marker")
@@ -119,7 +120,7 @@ def test_decisions_status_and_events_appear(operator: PlacementOperator, api: Ap
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == ("Placement", "p", placement["metadata"]["uid"], True)
     satisfied = wait_for(lambda: api.condition("p", fleet.namespace, "PlacementSatisfied"), timeout=TIMEOUT)
     assert (satisfied["status"], satisfied["reason"]) == ("True", "AllDecisionsScheduled")
-    obj = api.get(PLACEMENTS, "p", fleet.namespace) or {}
+    obj = api.get_or_none(PLACEMENTS, "p", fleet.namespace) or {}
     assert obj["status"]["numberOfSelectedClusters"] == 2
     assert obj["status"]["decisionGroups"] == [
         {"decisionGroupIndex": 0, "decisionGroupName": "", "decisions": ["p-decision-1"], "clusterCount": 2}
@@ -211,7 +212,7 @@ def test_binding_without_status_is_used_and_its_removal_unschedules(
     api.placement("p", fleet.namespace, {})
     wait_for(lambda: len(api.decided("p", fleet.namespace)) == 2, timeout=TIMEOUT)
     barrier(operator, api, fleet.namespace, wait_for)
-    binding = api.get(MANAGED_CLUSTER_SET_BINDINGS, fleet.set, fleet.namespace) or {}
+    binding = api.get_or_none(MANAGED_CLUSTER_SET_BINDINGS, fleet.set, fleet.namespace) or {}
     assert not (binding.get("status") or {}).get("conditions"), "the placement controller wrote binding status"
     api.delete(MANAGED_CLUSTER_SET_BINDINGS, fleet.set, fleet.namespace)
     wait_for(lambda: api.decided("p", fleet.namespace) == [], timeout=TIMEOUT, message="decisions emptied")

@@ -8,7 +8,6 @@ else), a synchronous client over the same kubeconfig, and builders.
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import uuid
 from collections.abc import Callable
@@ -24,47 +23,17 @@ from controllers.runtime.kube import (
     NAMESPACES,
     PLACEMENT_DECISIONS,
     PLACEMENTS,
-    Kube,
-    NotFound,
-    Resource,
 )
-from controllers.runtime.operator import load_client, run_operator
+from controllers.runtime.operator import run_operator
+from tests.integration import helpers
+from tests.integration.helpers import PLACEMENT_LABEL
 
 T = TypeVar("T")
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
-PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
 
 
-class Api:
-    """Synchronous CRUD through the kubeconfig, as a user would do it."""
-
-    def __init__(self, kubeconfig: str) -> None:
-        self.kube = Kube(load_client(kubeconfig))
-
-    def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
-        try:
-            return self.kube.request_sync("GET", res.path(namespace, name))
-        except NotFound:
-            return None
-
-    def list(self, res: Resource, namespace: str | None = None, labels: str | None = None) -> list[JSON]:
-        query = {"labelSelector": labels} if labels else None
-        return list(self.kube.request_sync("GET", res.path(namespace), query=query).get("items") or [])
-
-    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
-        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return self.kube.request_sync("POST", res.path(namespace), body=body)
-
-    def patch(self, res: Resource, name: str, patch: JSON, namespace: str | None = None, sub: str | None = None) -> JSON:
-        return self.kube.request_sync(
-            "PATCH", res.path(namespace, name, sub), body=patch, content_type="application/merge-patch+json"
-        )
-
-    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
-        try:
-            self.kube.request_sync("DELETE", res.path(namespace, name))
-        except NotFound:
-            pass
+class Api(helpers.Api):
+    """Synchronous CRUD through the kubeconfig, as a user would do it, and builders."""
 
     # -- builders ------------------------------------------------------------------------------
     def namespace(self, prefix: str) -> str:
@@ -105,7 +74,7 @@ class Api:
 
     def score(self, cluster: str, name: str, values: dict[str, int]) -> None:
         body = {"metadata": {"name": name, "namespace": cluster}}
-        if self.get(ADDON_PLACEMENT_SCORES, name, cluster) is None:
+        if self.get_or_none(ADDON_PLACEMENT_SCORES, name, cluster) is None:
             self.create(ADDON_PLACEMENT_SCORES, body, cluster)
         self.patch(ADDON_PLACEMENT_SCORES, name, {"status": {"scores": [{"name": k, "value": v} for k, v in values.items()]}}, cluster, "status")
 
@@ -119,7 +88,7 @@ class Api:
         return [d["clusterName"] for pd in self.decisions(placement, namespace) for d in (pd.get("status") or {}).get("decisions") or []]
 
     def condition(self, placement: str, namespace: str, type_: str) -> JSON | None:
-        obj = self.get(PLACEMENTS, placement, namespace) or {}
+        obj = self.get_or_none(PLACEMENTS, placement, namespace) or {}
         for cond in (obj.get("status") or {}).get("conditions") or []:
             if cond.get("type") == type_:
                 return dict(cond)
@@ -127,12 +96,6 @@ class Api:
 
     def events(self, namespace: str, involved: str) -> list[JSON]:
         return [e for e in self.list(EVENTS, namespace) if (e.get("involvedObject") or {}).get("name") == involved]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PlacementOperator:

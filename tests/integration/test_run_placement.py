@@ -9,18 +9,14 @@ the groups merged (a surplus page deleted).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import helm_python as helm
 import pytest
-import yaml
 
 from controllers.runtime import registry
 from controllers.runtime.kube import (
@@ -30,28 +26,26 @@ from controllers.runtime.kube import (
     NAMESPACES,
     PLACEMENT_DECISIONS,
     PLACEMENTS,
-    Kube,
 )
-from controllers.runtime.rbac import Request, check, exempt_triples, load_catalog, rules_from_objects
-from tests.integration.test_run_helpers import (
-    REPO,
-    STARTUP_TIMEOUT,
+from tests.integration.helpers import (
+    PLACEMENT_LABEL,
+    Api,
     Hub,
-    RunProcess,
+    chart_rbac_report,
+    free_port,
     local_hub,
-    start_run,
+    metric_sample,
+    start_controller,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
 
-CHART = REPO / "charts" / "ocm-rollout"
 NS = "scheduling"
 SET = "fleet"
 CLUSTERS = ["east-1", "east-2", "west-1"]
 PLACEMENT = "spread"
 GROUP = "cluster.open-cluster-management.io"
-PLACEMENT_LABEL = f"{GROUP}/placement"
 GROUP_NAME_LABEL = f"{GROUP}/decision-group-name"
 
 
@@ -65,20 +59,13 @@ class Outcome:
     log: str
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _pages(kube: Kube) -> dict[str, tuple[str, list[str]]]:
-    found = asyncio.run(kube.list_objects(PLACEMENT_DECISIONS, NS, label_selector=f"{PLACEMENT_LABEL}={PLACEMENT}"))
+def _pages(api: Api) -> dict[str, tuple[str, list[str]]]:
     return {
         p["metadata"]["name"]: (
             (p["metadata"].get("labels") or {}).get(GROUP_NAME_LABEL, ""),
             sorted(d["clusterName"] for d in (p.get("status") or {}).get("decisions") or []),
         )
-        for p in found
+        for p in api.list(PLACEMENT_DECISIONS, NS, f"{PLACEMENT_LABEL}={PLACEMENT}")
     }
 
 
@@ -93,17 +80,14 @@ def _groups(name: str) -> dict[str, Any]:
     }
 
 
-def _setup(kube: Kube) -> None:
-    async def create() -> None:
-        await kube.create(NAMESPACES, {"metadata": {"name": NS}})
-        await kube.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": SET}, "spec": {}})
-        for name in CLUSTERS:
-            labels = {f"{GROUP}/clusterset": SET, "region": name.split("-")[0]}
-            await kube.create(MANAGED_CLUSTERS, {"metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": True}})
-        await kube.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": SET}, "spec": {"clusterSet": SET}}, NS)
-        await kube.create(PLACEMENTS, {"metadata": {"name": PLACEMENT}, "spec": _groups("canary")}, NS)
-
-    asyncio.run(create())
+def _setup(api: Api) -> None:
+    api.create(NAMESPACES, {"metadata": {"name": NS}})
+    api.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": SET}, "spec": {}})
+    for name in CLUSTERS:
+        labels = {f"{GROUP}/clusterset": SET, "region": name.split("-")[0]}
+        api.create(MANAGED_CLUSTERS, {"metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": True}})
+    api.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": SET}, "spec": {"clusterSet": SET}}, NS)
+    api.create(PLACEMENTS, {"metadata": {"name": PLACEMENT}, "spec": _groups("canary")}, NS)
 
 
 def _get(url: str) -> tuple[int, dict[str, Any]]:
@@ -124,48 +108,35 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
 
 
 def _scenario(hub: Hub) -> Outcome:
-    kube = hub.kube()
-    _setup(kube)
-    debug = f"127.0.0.1:{_free_port()}"
-    proc: RunProcess = start_run(
-        "placement", hub.users["proc-c"], hub.directory,
-        "--controllers", "placement", "--lease-namespace", "default", "--identity", "proc-c",
-        "--debug-bind-address", debug,
-    )  # fmt: skip
+    api = hub.api()
+    _setup(api)
+    debug = f"127.0.0.1:{free_port()}"
+    proc = start_controller(hub, "placement", "--debug-bind-address", debug)
     try:
-        wait_until(lambda: proc.logged("operator started"), STARTUP_TIMEOUT, "the operator")
         two_pages = {f"{PLACEMENT}-decision-1": ("canary", ["east-1", "east-2"]), f"{PLACEMENT}-decision-2": ("", ["west-1"])}
-        wait_until(lambda: _pages(kube) == two_pages, 60, "two decision pages")
+        wait_until(lambda: _pages(api) == two_pages, timeout=60, message="two decision pages")
         debug_status, debug_body = wait_until(
             lambda: (lambda got: got if got[0] == 200 else None)(_get(f"http://{debug}/debug/placements/{NS}/{PLACEMENT}")),
-            30,
-            "the debug endpoint",
+            timeout=30,
+            message="the debug endpoint",
         )
         # Rename the group: the page's group-name label is patched.
-        asyncio.run(kube.patch(PLACEMENTS, PLACEMENT, {"spec": _groups("first")}, NS))
+        api.patch(PLACEMENTS, PLACEMENT, {"spec": _groups("first")}, NS)
         renamed = {**two_pages, f"{PLACEMENT}-decision-1": ("first", ["east-1", "east-2"])}
-        wait_until(lambda: _pages(kube) == renamed, 60, "the renamed group's label")
+        wait_until(lambda: _pages(api) == renamed, timeout=60, message="the renamed group's label")
         # No groups any more: one page, the surplus page deleted.
-        asyncio.run(kube.patch(PLACEMENTS, PLACEMENT, {"spec": {"decisionStrategy": None}}, NS))
-        wait_until(lambda: _pages(kube) == {f"{PLACEMENT}-decision-1": ("", CLUSTERS)}, 60, "a single page")
-        with urllib.request.urlopen(f"http://{proc.address('metrics')}/metrics", timeout=10) as response:
-            metrics_text = response.read().decode()
+        api.patch(PLACEMENTS, PLACEMENT, {"spec": {"decisionStrategy": None}}, NS)
+        wait_until(lambda: _pages(api) == {f"{PLACEMENT}-decision-1": ("", CLUSTERS)}, timeout=60, message="a single page")
+        metrics_text = proc.metrics()
         exit_code = proc.terminate()
     finally:
         proc.kill()
     return Outcome(metrics_text, debug_status, debug_body, hub.records("proc-c"), exit_code, proc.log_path.read_text())
 
 
-def _sample(text: str, metric: str, **labels: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith((metric + "{", metric + " ")) and all(f'{k}="{v}"' in line for k, v in labels.items()):
-            return float(line.rsplit(" ", 1)[1])
-    return None
-
-
 def test_metrics_expose_scheduling_duration_and_placement_reconciles(outcome: Outcome) -> None:
-    assert (_sample(outcome.metrics, "ocm_rollout_scheduling_duration_seconds_count") or 0) > 0
-    assert (_sample(outcome.metrics, "ocm_rollout_reconcile_total", controller="placement") or 0) > 0
+    assert (metric_sample(outcome.metrics, "ocm_rollout_scheduling_duration_seconds_count") or 0) > 0
+    assert (metric_sample(outcome.metrics, "ocm_rollout_reconcile_total", controller="placement") or 0) > 0
 
 
 def test_debug_endpoint_is_served_on_the_debug_address(outcome: Outcome) -> None:
@@ -177,25 +148,11 @@ def test_sigterm_exits_zero(outcome: Outcome) -> None:
     assert outcome.exit_code == 0, outcome.log[-3000:]
 
 
-def _report(outcome: Outcome) -> Any:
-    with helm.Chart.load(CHART) as chart:
-        manifests = chart.render(chart.merge_values({}), name="ocm", namespace="default")
-    objects = [d for name, text in manifests.items() if name.endswith(".yaml") for d in yaml.safe_load_all(text) if d]
-    label = "ocm-rollout.open-cluster-management.io/controller"
-    roles = [
-        o for o in objects
-        if (o["kind"] == "ClusterRole" and o["metadata"]["labels"].get(label) == "placement") or o["kind"] == "Role"
-    ]  # fmt: skip
-    requests = [Request(r.verb, r.group, r.resource, r.subresource or "") for r in outcome.records if r.resource]
-    exempt = exempt_triples(load_catalog(CHART / "files" / "rbac.yaml"), ["placement"])
-    return check(requests, rules_from_objects(roles), exempt=exempt)
-
-
 def test_every_request_the_placement_controller_made_is_granted_by_the_chart(outcome: Outcome) -> None:
-    report = _report(outcome)
+    report = chart_rbac_report(outcome.records, "placement")
     assert report.ungranted == [], report.describe()
 
 
 def test_the_chart_grants_the_placement_controller_nothing_it_did_not_use(outcome: Outcome) -> None:
-    report = _report(outcome)
+    report = chart_rbac_report(outcome.records, "placement")
     assert report.unused == [], report.describe()

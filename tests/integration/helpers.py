@@ -1,0 +1,324 @@
+"""Helpers shared by the integration tests (no tests here; the fixtures are in conftest.py).
+
+- `wait_until(condition, timeout=..., message=...)`: poll a condition instead of sleeping.
+- `free_port()`: a free TCP port on 127.0.0.1.
+- `Api`: synchronous CRUD through a kubeconfig, as a user would do it.
+- `decide(api, namespace, placement, clusters)`: a Placement's status and its decision pages,
+  written by hand (as OCM's own ManifestWorkReplicaSet tests do) for tests without a scheduler.
+- `Hub`, `local_hub`, `with_users`: a local hub that records requests, with one bearer token
+  per process so that its request log tells the processes apart.
+- `RunProcess`, `start_run`, `start_controller`: `ocm-rollout run` as a separate process with
+  JSON logs.
+- `metric_sample(text, metric, **labels)`: one sample of a Prometheus text exposition.
+- `chart_rbac_report(records, controller)`: the hub's request records against what the Helm
+  chart grants that controller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import kubernetes
+import pytest
+import yaml
+
+from controllers.runtime.kube import (
+    JSON,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+    Kube,
+    NotFound,
+    Resource,
+    load_api_client,
+)
+from controllers.runtime.operator import load_client
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "ocm-rollout"
+T = TypeVar("T")
+
+# Generous bounds: the suite must pass on a loaded 2-core machine.
+STARTUP_TIMEOUT = 60.0
+
+PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
+DECISION_GROUP_INDEX_LABEL = "cluster.open-cluster-management.io/decision-group-index"
+
+
+def wait_until(
+    condition: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02, message: str = ""
+) -> T:
+    """Poll ``condition`` until it returns something truthy; fail naming ``message`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r}")
+        time.sleep(interval)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Api:
+    """Synchronous CRUD through a kubeconfig (the official client, like any user).
+
+    ``pool`` widens the client's connection pool for callers that write from many threads."""
+
+    def __init__(self, kubeconfig: str, pool: int | None = None) -> None:
+        client = load_client(kubeconfig)
+        if pool is not None:
+            client.configuration.connection_pool_maxsize = pool
+            client = kubernetes.client.ApiClient(client.configuration)
+        self.kube = Kube(client)
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON:
+        return self.kube.request_sync("GET", res.path(namespace, name))
+
+    def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        try:
+            return self.get(res, name, namespace)
+        except NotFound:
+            return None
+
+    def list(self, res: Resource, namespace: str | None = None, labels: str | None = None) -> list[JSON]:
+        query = {"labelSelector": labels} if labels else None
+        return list(self.kube.request_sync("GET", res.path(namespace), query=query).get("items") or [])
+
+    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
+        return self.kube.request_sync("POST", res.path(namespace), body=body)
+
+    def patch(self, res: Resource, name: str, patch: JSON, namespace: str | None = None, sub: str | None = None) -> JSON:
+        return self.kube.request_sync(
+            "PATCH", res.path(namespace, name, sub), body=patch, content_type="application/merge-patch+json"
+        )
+
+    def patch_status(self, res: Resource, name: str, patch: JSON, namespace: str | None = None) -> JSON:
+        return self.patch(res, name, patch, namespace, "status")
+
+    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
+        try:
+            self.kube.request_sync("DELETE", res.path(namespace, name))
+        except NotFound:
+            pass
+
+
+def decide(api: Api, namespace: str, placement: str, clusters: list[str], *, per_page: int = 100) -> None:
+    """Make ``clusters`` the decision of an existing Placement: one decision group, its pages
+    (``<placement>-decision-<n>``, created when missing) holding ``per_page`` clusters each."""
+    pages = [clusters[i : i + per_page] for i in range(0, len(clusters), per_page)] or [[]]
+    names = [f"{placement}-decision-{i + 1}" for i in range(len(pages))]
+    group = {"decisionGroupIndex": 0, "decisionGroupName": "", "decisions": names, "clusterCount": len(clusters)}
+    status = {"numberOfSelectedClusters": len(clusters), "decisionGroups": [group]}
+    api.patch_status(PLACEMENTS, placement, {"status": status}, namespace)
+    for name, page in zip(names, pages, strict=True):
+        if api.get_or_none(PLACEMENT_DECISIONS, name, namespace) is None:
+            labels = {PLACEMENT_LABEL: placement, DECISION_GROUP_INDEX_LABEL: "0"}
+            api.create(PLACEMENT_DECISIONS, {"metadata": {"name": name, "namespace": namespace, "labels": labels}}, namespace)
+        decisions = [{"clusterName": c, "reason": ""} for c in page]
+        api.patch_status(PLACEMENT_DECISIONS, name, {"status": {"decisions": decisions}}, namespace)
+
+
+# -- `ocm-rollout run` as a process ----------------------------------------------------------
+
+
+def kubeconfig_for(admin: Path, path: Path, token: str) -> Path:
+    """A copy of the hub's kubeconfig (server, CA) that authenticates with ``token``."""
+    config = yaml.safe_load(admin.read_text())
+    for entry in config["users"]:
+        entry["user"] = {"token": token}
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+@dataclass
+class Hub:
+    """A local hub in a thread; ``users`` maps a user name to its kubeconfig."""
+
+    handle: Any
+    directory: Path
+    users: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.users["admin"]
+
+    def kube(self) -> Kube:
+        return Kube(load_api_client(str(self.admin_kubeconfig)))
+
+    def api(self) -> Api:
+        return Api(str(self.admin_kubeconfig))
+
+    def records(self, user: str) -> list[Any]:
+        """The hub's request records made with ``user``'s token."""
+        hub = self.handle.hub
+        everything: list[Any] = self.handle.call(lambda: list(hub.requests))
+        return [r for r in everything if r.user == user]
+
+
+USERS = ("proc-a", "proc-b", "proc-c")
+
+
+def user_tokens() -> dict[str, str]:
+    """One bearer token per process user (the hub's ``tokens`` argument)."""
+    return {f"token-{name}-{os.getpid()}": name for name in USERS}
+
+
+def with_users(handle: Any, directory: Path, tokens: dict[str, str]) -> Hub:
+    found = Hub(handle=handle, directory=directory)
+    admin = handle.kubeconfig or handle.write_kubeconfig(directory / "admin.kubeconfig")
+    found.users["admin"] = Path(admin)
+    for token, name in tokens.items():
+        found.users[name] = kubeconfig_for(Path(admin), directory / f"{name}.kubeconfig", token)
+    return found
+
+
+@contextmanager
+def local_hub(directory: Path) -> Iterator[Hub]:
+    """A local hub of its own (for module-scoped scenarios), recording every request."""
+    from sandbox.server import run_in_thread
+
+    tokens = user_tokens()
+    handle = run_in_thread(kubeconfig=directory / "admin.kubeconfig", record_requests=True, tokens=tokens)
+    try:
+        yield with_users(handle, directory, tokens)
+    finally:
+        handle.stop()
+
+
+@dataclass
+class RunProcess:
+    """One `ocm-rollout run` process; its JSON log lines go to ``log_path``."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def events(self) -> list[dict[str, Any]]:
+        out = []
+        for line in self.log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    continue
+        return out
+
+    def logged(self, msg: str) -> list[dict[str, Any]]:
+        """The log events with this message; fails the test if the process has died."""
+        found = [e for e in self.events() if e.get("msg") == msg]
+        if not found:
+            self.check_alive()
+        return found
+
+    def address(self, purpose: str) -> str:
+        def find() -> str | None:
+            self.check_alive()
+            for event in self.logged(f"serving {purpose} endpoints"):
+                return str(event["address"])
+            return None
+
+        return wait_until(find, timeout=STARTUP_TIMEOUT, message=f"{self.name} to serve {purpose}")
+
+    def metrics(self) -> str:
+        """The text of the process's /metrics."""
+        with urllib.request.urlopen(f"http://{self.address('metrics')}/metrics", timeout=10) as response:
+            return str(response.read().decode())
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            pytest.fail(f"{self.name} exited with {self.process.returncode}:\n{self.log_path.read_text()[-4000:]}")
+
+    def terminate(self, timeout: float = 60.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+def start_run(
+    name: str,
+    kubeconfig: Path,
+    directory: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+) -> RunProcess:
+    log_path = directory / f"{name}.log"
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
+    command = [
+        sys.executable, "-m", "controllers", "run",
+        "--kubeconfig", str(kubeconfig),
+        "--health-bind-address", "127.0.0.1:0",
+        "--metrics-bind-address", "127.0.0.1:0",
+        "--log-format", "json",
+        *args,
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+    return RunProcess(name=name, process=process, log_path=log_path)
+
+
+def start_controller(hub: Hub, controller: str, *args: str) -> RunProcess:
+    """`ocm-rollout run --controllers <controller>` as user proc-c, once its operator has started."""
+    proc = start_run(
+        controller, hub.users["proc-c"], hub.directory,
+        "--controllers", controller, "--lease-namespace", "default", "--identity", "proc-c",
+        *args,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: proc.logged("operator started"), timeout=STARTUP_TIMEOUT, message=f"the {controller} operator")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc
+
+
+def metric_sample(text: str, metric: str, **labels: str) -> float | None:
+    """The value of the first sample of ``metric`` carrying ``labels`` (None: no such sample)."""
+    for line in text.splitlines():
+        if line.startswith((metric + "{", metric + " ")) and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def chart_rbac_report(records: list[Any], controller: str) -> Any:
+    """The requests in ``records`` checked against the chart's default render for ``controller``
+    (its ClusterRole and the Roles); discovery and other non-resource URLs need no rule."""
+    import helm_python as helm
+
+    from controllers.runtime.rbac import Request, check, exempt_triples, load_catalog, rules_from_objects
+
+    with helm.Chart.load(CHART) as chart:
+        manifests = chart.render(chart.merge_values({}), name="ocm", namespace="default")
+    objects = [d for name, text in manifests.items() if name.endswith(".yaml") for d in yaml.safe_load_all(text) if d]
+    label = "ocm-rollout.open-cluster-management.io/controller"
+    roles = [
+        o for o in objects
+        if (o["kind"] == "ClusterRole" and o["metadata"]["labels"].get(label) == controller) or o["kind"] == "Role"
+    ]  # fmt: skip
+    requests = [Request(r.verb, r.group, r.resource, r.subresource or "") for r in records if r.resource]
+    exempt = exempt_triples(load_catalog(CHART / "files" / "rbac.yaml"), [controller])
+    return check(requests, rules_from_objects(roles), exempt=exempt)
