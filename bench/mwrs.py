@@ -43,12 +43,10 @@ from controllers.runtime.kube import (  # noqa: E402
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
     NAMESPACES,
-    PLACEMENT_DECISIONS,
     PLACEMENTS,
-    Kube,
-    Resource,
 )
 from controllers.runtime.operator import load_client  # noqa: E402
+from tests.integration.helpers import Api, decide  # noqa: E402
 
 TEMPLATE: JSON = {
     "workload": {
@@ -59,26 +57,6 @@ TEMPLATE: JSON = {
     }
 }
 DECISIONS_PER_PAGE = 100
-
-
-class Client:
-    """Synchronous calls through the official client (the code path the controllers use)."""
-
-    def __init__(self, kubeconfig: str, pool: int) -> None:
-        api = load_client(kubeconfig)
-        api.configuration.connection_pool_maxsize = pool
-        self.kube = Kube(kubernetes.client.ApiClient(api.configuration))
-
-    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
-        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return self.kube.request_sync("POST", res.path(namespace), body=body)
-
-    def patch_status(self, res: Resource, name: str, patch: JSON, namespace: str) -> JSON:
-        return self.kube.request_sync("PATCH", res.path(namespace, name, "status"), body=patch,
-                                      content_type="application/merge-patch+json")
-
-    def get(self, res: Resource, name: str, namespace: str) -> JSON:
-        return self.kube.request_sync("GET", res.path(namespace, name))
 
 
 def start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
@@ -104,27 +82,13 @@ def parallel(pool: concurrent.futures.ThreadPoolExecutor, calls: list[Any]) -> f
     return time.perf_counter() - started
 
 
-def setup_placement(client: Client, ns: str, clusters: list[str]) -> None:
+def setup_placement(client: Api, ns: str, clusters: list[str]) -> None:
     client.create(NAMESPACES, {"metadata": {"name": ns}})
     client.create(PLACEMENTS, {"metadata": {"name": "fleet", "namespace": ns}, "spec": {}}, ns)
-    pages = [clusters[i : i + DECISIONS_PER_PAGE] for i in range(0, len(clusters), DECISIONS_PER_PAGE)]
-    client.patch_status(PLACEMENTS, "fleet", {"status": {
-        "numberOfSelectedClusters": len(clusters),
-        "decisionGroups": [{"decisionGroupIndex": 0, "decisionGroupName": "",
-                            "decisions": [f"fleet-decision-{i + 1}" for i in range(len(pages))],
-                            "clusterCount": len(clusters)}],
-    }}, ns)
-    for index, page in enumerate(pages):
-        name = f"fleet-decision-{index + 1}"
-        client.create(PLACEMENT_DECISIONS, {"metadata": {"name": name, "namespace": ns, "labels": {
-            "cluster.open-cluster-management.io/placement": "fleet",
-            "cluster.open-cluster-management.io/decision-group-index": "0",
-        }}}, ns)
-        client.patch_status(PLACEMENT_DECISIONS, name, {"status": {
-            "decisions": [{"clusterName": c, "reason": ""} for c in page]}}, ns)
+    decide(client, ns, "fleet", clusters, per_page=DECISIONS_PER_PAGE)
 
 
-def time_rollout(client: Client, ns: str, strategy: JSON, total: int, timeout: float) -> float:
+def time_rollout(client: Api, ns: str, strategy: JSON, total: int, timeout: float) -> float:
     started = time.perf_counter()
     client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
         "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
@@ -182,7 +146,7 @@ class CreationClock:
 class Agent:
     """Reports every new generation of the benchmark's works as succeeded, at once."""
 
-    def __init__(self, kubeconfig: str, client: Client, owner: str, workers: int) -> None:
+    def __init__(self, kubeconfig: str, client: Api, owner: str, workers: int) -> None:
         self.kubeconfig = kubeconfig
         self.client = client
         self.owner = owner
@@ -239,7 +203,7 @@ def one_run(n: int, concurrency: int, timeout: float) -> tuple[float, float, flo
         controller: subprocess.Popen[bytes] | None = None
         try:
             wait_file(kubeconfig, hub, "the local hub")
-            client = Client(str(kubeconfig), pool=concurrency * 2)
+            client = Api(str(kubeconfig), pool=concurrency * 2)
             pool = concurrent.futures.ThreadPoolExecutor(concurrency)
             clusters = [f"cluster{i}" for i in range(1, n + 1)]
             parallel(pool, [lambda c=c: client.create(NAMESPACES, {"metadata": {"name": c}}) for c in clusters])
