@@ -4,36 +4,18 @@ example applied with kubectl, and the rollout watched through the status command
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
+from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
+
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-OCM_ROLLOUT = BIN / "ocm-rollout"
-KUBECTL = BIN / "kubectl"
 EXAMPLE_PLACEMENTS = REPO / "examples" / "workset" / "cronjob-placements.yaml"
 EXAMPLE_MWRS = REPO / "examples" / "work" / "manifestworkreplicaset-cronjob.yaml"
-T = TypeVar("T")
-
-
-def eventually(check: Callable[[], T], *, timeout: float = 60, message: str) -> T:
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {message}; last: {last!r}")
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -43,17 +25,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A running `ocm-rollout up` with 5 simulated clusters; yields its kubeconfig."""
-    tmp = tmp_path_factory.mktemp("status-cli")
-    kubeconfig = tmp / "kubeconfig"
-    log = (tmp / "up.log").open("w+")
-    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    process = subprocess.Popen(
-        [str(OCM_ROLLOUT), "up", "--clusters", "5", "--no-view", "--kubeconfig", str(kubeconfig)],
-        cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-    )
+    up = Up(tmp_path_factory.mktemp("status-cli"), "--clusters", "5", "--no-view")
     try:
-        eventually(lambda: process.poll() is None and kubeconfig.exists() and kubeconfig.stat().st_size > 0,
-                   message="the kubeconfig of ocm-rollout up")
+        kubeconfig = up.wait_kubeconfig()
         eventually(
             lambda: run(str(KUBECTL), "--kubeconfig", str(kubeconfig), "get", "managedclusters",
                         "-o", "name").stdout.count("managedcluster") == 5,
@@ -61,14 +35,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         )
         yield kubeconfig
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
-        log.close()
+        up.stop()
 
 
 def status(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
