@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -15,19 +14,10 @@ import yaml
 from api import crdgen
 from api.kinds import ALL_KINDS
 from controllers import cli
+from tests.unit.helpers import schema_nodes
 
 REPO = Path(__file__).resolve().parents[2]
 CRDS = crdgen.generate_crds()
-
-
-def nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    yield path, node
-    for key, child in node.get("properties", {}).items():
-        yield from nodes(child, f"{path}.{key}")
-    if "items" in node:
-        yield from nodes(node["items"], f"{path}[]")
-    if isinstance(node.get("additionalProperties"), dict):
-        yield from nodes(node["additionalProperties"], f"{path}{{}}")
 
 
 def schema_of(crd: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +90,7 @@ def test_cli_print_writes_every_crd_as_one_stream(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("crd", CRDS, ids=crd_id)
 def test_schema_is_structural(crd: dict[str, Any]) -> None:
-    for path, node in nodes(schema_of(crd)):
+    for path, node in schema_nodes(schema_of(crd)):
         assert "$ref" not in node, path
         assert "oneOf" not in node and "allOf" not in node and "not" not in node, path
         if node.get("x-kubernetes-int-or-string"):
@@ -122,7 +112,7 @@ def test_top_level_metadata_is_only_typed(crd: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("crd", CRDS, ids=crd_id)
 def test_list_map_keys_are_required_or_defaulted(crd: dict[str, Any]) -> None:
-    for path, node in nodes(schema_of(crd)):
+    for path, node in schema_nodes(schema_of(crd)):
         for key in node.get("x-kubernetes-list-map-keys", []):
             item = node["items"]
             assert key in item.get("required", []) or "default" in item["properties"][key], f"{path} {key}"
@@ -130,7 +120,7 @@ def test_list_map_keys_are_required_or_defaulted(crd: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("crd", CRDS, ids=crd_id)
 def test_defaults_satisfy_their_own_schema(crd: dict[str, Any]) -> None:
-    for path, node in nodes(schema_of(crd)):
+    for path, node in schema_nodes(schema_of(crd)):
         if "default" in node:
             schema = crdgen.to_json_schema({k: v for k, v in node.items() if k != "default"})
             jsonschema.validate(crdgen.apply_defaults(node, node["default"]), schema)
@@ -141,7 +131,7 @@ def test_defaults_satisfy_their_own_schema(crd: dict[str, Any]) -> None:
 def test_every_field_has_a_description(crd: dict[str, Any]) -> None:
     missing = [
         path
-        for path, node in nodes(schema_of(crd))
+        for path, node in schema_nodes(schema_of(crd))
         if path not in ("", ".metadata") and not path.endswith(("[]", "{}")) and "description" not in node
     ]
     assert missing == []

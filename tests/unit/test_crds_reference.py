@@ -6,7 +6,6 @@ Skipped when the reference folder is absent."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from api import crdgen
+from tests.unit.helpers import schema_nodes
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "ocm-crds"
 
@@ -46,16 +46,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {
         "spec is required: a ManifestWorkReplicaSet without placementRefs cannot do anything"
     ),
 }
-
-
-def flatten(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    yield path, node
-    for key, child in node.get("properties", {}).items():
-        yield from flatten(child, f"{path}.{key}")
-    if "items" in node:
-        yield from flatten(node["items"], f"{path}[]")
-    if isinstance(node.get("additionalProperties"), dict):
-        yield from flatten(node["additionalProperties"], f"{path}{{}}")
 
 
 @functools.cache
@@ -103,8 +93,8 @@ def test_printer_columns_match_ocm(kind: str) -> None:
 @pytest.mark.parametrize("kind", sorted(OURS))
 def test_shared_paths_have_ocms_types_and_rules(kind: str) -> None:
     _, _, version, ref_version = pair(kind)
-    ours = dict(flatten(version["schema"]["openAPIV3Schema"]))
-    theirs = dict(flatten(ref_version["schema"]["openAPIV3Schema"]))
+    ours = dict(schema_nodes(version["schema"]["openAPIV3Schema"]))
+    theirs = dict(schema_nodes(ref_version["schema"]["openAPIV3Schema"]))
     differences = []
     for path in sorted(set(ours) & set(theirs)):
         for key in (*COMPARED, "required"):
@@ -119,8 +109,8 @@ def test_shared_paths_have_ocms_types_and_rules(kind: str) -> None:
 @pytest.mark.parametrize("kind", sorted(OURS))
 def test_we_model_no_path_ocm_lacks(kind: str) -> None:
     _, _, version, ref_version = pair(kind)
-    ours = {p for p, _ in flatten(version["schema"]["openAPIV3Schema"])}
-    theirs = {p for p, _ in flatten(ref_version["schema"]["openAPIV3Schema"])}
+    ours = {p for p, _ in schema_nodes(version["schema"]["openAPIV3Schema"])}
+    theirs = {p for p, _ in schema_nodes(ref_version["schema"]["openAPIV3Schema"])}
     assert sorted(ours - theirs) == []
 
 
@@ -128,8 +118,8 @@ def test_list_ocm_paths_not_modelled_yet(capsys: pytest.CaptureFixture[str]) -> 
     lines = []
     for kind in sorted(OURS):
         _, _, version, ref_version = pair(kind)
-        ours = {p for p, _ in flatten(version["schema"]["openAPIV3Schema"])}
-        theirs = [p for p, _ in flatten(ref_version["schema"]["openAPIV3Schema"])]
+        ours = {p for p, _ in schema_nodes(version["schema"]["openAPIV3Schema"])}
+        theirs = [p for p, _ in schema_nodes(ref_version["schema"]["openAPIV3Schema"])]
         missing = [p for p in theirs if p not in ours]
         # Report only the top of each missing subtree.
         tops = [p for p in missing if not any(p != q and p.startswith(q) and p[len(q)] in ".[{" for q in missing)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.unit.test_sched_builders import (
+    BAD_PREDICATE,
     NOW,
     cluster,
     decision,
@@ -16,8 +17,6 @@ from tests.unit.test_sched_builders import (
     taint,
     world,
 )
-
-BAD_PREDICATE = [{"requiredClusterSelector": {"labelSelector": {"matchExpressions": [{"key": "a", "operator": "Bad"}]}}}]
 
 
 def test_1_zero_clusters_and_misconfigured_report_no_match_with_one_empty_page() -> None:

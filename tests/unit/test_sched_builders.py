@@ -16,6 +16,8 @@ from controllers.placement.snapshot import ClusterView, Snapshot
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 NS = "default"
+# A predicate whose label selector names an operator that does not exist.
+BAD_PREDICATE = [{"requiredClusterSelector": {"labelSelector": {"matchExpressions": [{"key": "a", "operator": "Bad"}]}}}]
 
 
 def cluster(

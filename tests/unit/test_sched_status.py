@@ -7,6 +7,7 @@ from datetime import timedelta
 from api.cluster_v1beta1 import PlacementStatus
 from api.meta import Condition
 from tests.unit.test_sched_builders import (
+    BAD_PREDICATE,
     NOW,
     binding,
     cluster,
@@ -22,7 +23,6 @@ from tests.unit.test_sched_builders import (
     world,
 )
 
-BAD_PREDICATE = [{"requiredClusterSelector": {"labelSelector": {"matchExpressions": [{"key": "a", "operator": "Bad"}]}}}]
 BAD_TOLERATION = [{"operator": "Equal"}]
 BAD_MODE = {"mode": "Weird"}
 

@@ -1,0 +1,18 @@
+"""Helpers shared by unit test modules of different areas (no tests here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+def schema_nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every node of an OpenAPI v3 schema with its path: ``.field`` for properties, ``[]`` for
+    array items, ``{}`` for map values."""
+    yield path, node
+    for key, child in node.get("properties", {}).items():
+        yield from schema_nodes(child, f"{path}.{key}")
+    if "items" in node:
+        yield from schema_nodes(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from schema_nodes(node["additionalProperties"], f"{path}{{}}")
