@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +15,10 @@ import yaml
 
 from api import crdgen
 from sandbox.server import HubThread, run_in_thread
+from tests.e2e.helpers import KUBECTL, REPO, eventually
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-KUBECTL = Path(sys.executable).parent / "kubectl"
 CRDS = crdgen.generate_crds()
 
 # Minimal valid objects for kinds the examples/ folder does not (yet) show.
@@ -72,12 +71,18 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
 
 
 @pytest.fixture(scope="module")
-def kubectl(hub: HubThread, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def kubectl_env(hub: HubThread, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """kubectl's environment: the hub's kubeconfig and a discovery cache of its own."""
     cache = tmp_path_factory.mktemp("kubectl-cache")
-    env = {**os.environ, "KUBECONFIG": str(hub.kubeconfig), "KUBECACHEDIR": str(cache), "HOME": str(cache)}
+    return {**os.environ, "KUBECONFIG": str(hub.kubeconfig), "KUBECACHEDIR": str(cache), "HOME": str(cache)}
 
+
+@pytest.fixture(scope="module")
+def kubectl(kubectl_env: dict[str, str]) -> Any:
     def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([str(KUBECTL), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
+        proc = subprocess.run(
+            [str(KUBECTL), *args], input=stdin, capture_output=True, text=True, env=kubectl_env, timeout=60
+        )
         if check and proc.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc
@@ -137,9 +142,28 @@ def test_apply_validates_on_the_server(kubectl: Any) -> None:
     assert 'unknown field "spec.hubAcceptsClients"' in proc.stderr
 
 
-def test_get_watch_prints_changes(kubectl: Any, hub: HubThread) -> None:
-    proc = kubectl("get", "namespaces", "--watch", "--request-timeout=2s", check=False)
-    assert "default" in proc.stdout
+def test_get_watch_prints_changes(kubectl: Any, kubectl_env: dict[str, str]) -> None:
+    watch = subprocess.Popen(
+        [str(KUBECTL), "get", "namespaces", "--watch"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=kubectl_env,
+    )  # fmt: skip
+    names: list[str] = []
+
+    def read() -> None:
+        assert watch.stdout is not None
+        for line in watch.stdout:
+            names.append(line.split(maxsplit=1)[0] if line.strip() else "")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        eventually(lambda: "default" in names, message="the listed namespaces")
+        kubectl("create", "namespace", "watched")
+        eventually(lambda: "watched" in names, message="the new namespace on the watch")
+    finally:
+        watch.kill()
+        watch.wait(10)
+        reader.join(10)
 
 
 def test_configmap_apply_uses_strategic_merge(kubectl: Any) -> None:
