@@ -1024,7 +1024,7 @@ def _string_map_causes(
     where = f"metadata.{field}"
     values = meta.get(field)
     if values is not None and not isinstance(values, dict):
-        causes.append(cause("FieldValueTypeInvalid", where, "Invalid value: must be a map of strings"))
+        return [cause("FieldValueTypeInvalid", where, "Invalid value: must be a map of strings")]
     for key, value in (values or {}).items():
         why = label_key_error(key)
         if why:

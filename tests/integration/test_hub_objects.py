@@ -90,6 +90,19 @@ def test_object_in_missing_namespace_is_rejected(crs: Any) -> None:
     assert body_of(err.value)["details"] == {"name": "no-such-namespace", "kind": "namespaces"}
 
 
+@pytest.mark.parametrize("field", ["labels", "annotations"])
+def test_labels_or_annotations_that_are_not_a_map_are_invalid_not_a_server_error(
+    crs: Any, toy_namespace: str, field: str
+) -> None:
+    body = widget("bad-meta")
+    body["metadata"][field] = ["not", "a", "map"]
+    with pytest.raises(client.ApiException) as err:
+        crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", body)
+    assert err.value.status == 422
+    causes = body_of(err.value)["details"]["causes"]
+    assert [c["field"] for c in causes] == [f"metadata.{field}"]
+
+
 def test_create_twice_is_already_exists(crs: Any, toy_namespace: str) -> None:
     crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget("dup"))
     with pytest.raises(client.ApiException) as err:
