@@ -3,6 +3,8 @@
 - `wait_until(condition, timeout=..., message=...)`: poll a condition instead of sleeping.
 - `free_port()`: a free TCP port on 127.0.0.1.
 - `Api`: synchronous CRUD through a kubeconfig, as a user would do it.
+- `OperatorThread`: the real operator (kopf, ``run_operator``) for some controllers, in a
+  thread of this process; stopped gracefully or killed mid-flight.
 - `decide(api, namespace, placement, clusters)`: a Placement's status and its decision pages,
   written by hand (as OCM's own ManifestWorkReplicaSet tests do) for tests without a scheduler.
 - `Hub`, `local_hub`, `with_users`: a local hub that records requests, with one bearer token
@@ -16,12 +18,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -43,7 +47,7 @@ from controllers.runtime.kube import (
     Resource,
     load_api_client,
 )
-from controllers.runtime.operator import load_client
+from controllers.runtime.operator import load_client, run_operator
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "ocm-rollout"
@@ -118,6 +122,89 @@ class Api:
             self.kube.request_sync("DELETE", res.path(namespace, name))
         except NotFound:
             pass
+
+
+class OperatorThread:
+    """`run_operator` for ``controllers`` in a thread with its own event loop; ``extras`` is
+    the run's (fresh at every start); ``stop`` is graceful, ``kill`` cancels it mid-flight."""
+
+    def __init__(
+        self,
+        controllers: list[str],
+        kubeconfig: str,
+        *,
+        workers: int = 5,
+        debug_address: tuple[str, int] | None = None,
+    ) -> None:
+        self.controllers = controllers
+        self.kubeconfig = kubeconfig
+        self.workers = workers
+        self.debug_address = debug_address
+        self.thread: threading.Thread | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.stop_event: asyncio.Event | None = None
+        self.extras: dict[str, object] = {}
+        self.failure: BaseException | None = None
+
+    def start(self) -> None:
+        ready = threading.Event()
+        self.extras = {}
+
+        async def main() -> None:
+            self.stop_event = asyncio.Event()
+            started = asyncio.Event()
+            self.task = asyncio.create_task(
+                run_operator(
+                    self.controllers,
+                    kubeconfig=self.kubeconfig,
+                    stop=self.stop_event,
+                    ready=started,
+                    workers=self.workers,
+                    extras=self.extras,
+                    debug_address=self.debug_address,
+                )
+            )
+            waiter = asyncio.create_task(started.wait())
+            await asyncio.wait({self.task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            ready.set()
+            waiter.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+            except BaseException as exc:
+                self.failure = exc
+
+        def thread_main() -> None:
+            self.loop = asyncio.new_event_loop()
+            try:
+                self.loop.run_until_complete(main())
+            finally:
+                self.loop.close()
+
+        name = "-".join(self.controllers)
+        self.thread = threading.Thread(target=thread_main, name=f"{name}-operator-test", daemon=True)
+        self.thread.start()
+        if not ready.wait(STARTUP_TIMEOUT):
+            raise AssertionError(f"the {name} operator did not start within {STARTUP_TIMEOUT:g}s")
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        self._end(lambda: self.stop_event.set() if self.stop_event else None)
+
+    def kill(self) -> None:
+        self._end(lambda: self.task.cancel() if self.task else None)
+
+    def _end(self, how: Callable[[], object]) -> None:
+        if self.thread is None or self.loop is None:
+            return
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(how)
+        self.thread.join(60)
+        assert not self.thread.is_alive(), "the operator did not end within 60s"
+        self.thread = None
 
 
 def decide(api: Api, namespace: str, placement: str, clusters: list[str], *, per_page: int = 100) -> None:

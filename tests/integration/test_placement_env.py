@@ -7,8 +7,6 @@ else), a synchronous client over the same kubeconfig, and builders.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -24,7 +22,6 @@ from controllers.runtime.kube import (
     PLACEMENT_DECISIONS,
     PLACEMENTS,
 )
-from controllers.runtime.operator import run_operator
 from tests.integration import helpers
 from tests.integration.helpers import PLACEMENT_LABEL
 
@@ -98,17 +95,12 @@ class Api(helpers.Api):
         return [e for e in self.list(EVENTS, namespace) if (e.get("involvedObject") or {}).get("name") == involved]
 
 
-class PlacementOperator:
+class PlacementOperator(helpers.OperatorThread):
     """The placement operator in a thread (one worker: the queue is processed in FIFO order)."""
 
     def __init__(self, kubeconfig: str, debug_port: int | None = None) -> None:
-        self.kubeconfig = kubeconfig
-        self.debug_port = debug_port
-        self.extras: dict[str, object] = {}
-        self.thread: threading.Thread | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stop_event: asyncio.Event | None = None
-        self.failure: BaseException | None = None
+        debug = ("127.0.0.1", debug_port) if debug_port else None
+        super().__init__(["placement"], kubeconfig, workers=1, debug_address=debug)
 
     @property
     def controller(self) -> Any:
@@ -116,56 +108,6 @@ class PlacementOperator:
 
     def passes(self, namespace: str, name: str) -> int:
         return int(self.controller.passes[f"{namespace}/{name}"])
-
-    def start(self) -> None:
-        ready = threading.Event()
-
-        async def main() -> None:
-            self.stop_event = asyncio.Event()
-            started = asyncio.Event()
-            debug = ("127.0.0.1", self.debug_port) if self.debug_port else None
-            task = asyncio.create_task(
-                run_operator(
-                    ["placement"],
-                    kubeconfig=self.kubeconfig,
-                    stop=self.stop_event,
-                    ready=started,
-                    workers=1,
-                    extras=self.extras,
-                    debug_address=debug,
-                )
-            )
-            waiter = asyncio.create_task(started.wait())
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            ready.set()
-            waiter.cancel()
-            try:
-                await task
-            except BaseException as exc:
-                self.failure = exc
-
-        def thread_main() -> None:
-            self.loop = asyncio.new_event_loop()
-            try:
-                self.loop.run_until_complete(main())
-            finally:
-                self.loop.close()
-
-        self.thread = threading.Thread(target=thread_main, name="placement-operator-test", daemon=True)
-        self.thread.start()
-        if not ready.wait(60):
-            raise AssertionError("the placement operator did not start within 60s")
-        if self.failure is not None:
-            raise self.failure
-
-    def stop(self) -> None:
-        if self.thread is None or self.loop is None:
-            return
-        loop, stop_event = self.loop, self.stop_event
-        if loop.is_running() and stop_event is not None:
-            loop.call_soon_threadsafe(stop_event.set)
-        self.thread.join(60)
-        self.thread = None
 
 
 def first(items: list[T], predicate: Callable[[T], bool]) -> T | None:
