@@ -15,6 +15,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT
 from controllers.runtime.kube import (
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
@@ -25,7 +26,6 @@ from controllers.runtime.kube import (
     KubeError,
 )
 from controllers.runtime.operator import KubeconfigError, load_client
-from controllers.workset.names import MWRS_LABEL, PLACEMENT_LABEL
 from controllers.workset.report import build_report, render_report
 from controllers.workset.workbuild import belongs_to, owner_for
 
@@ -99,7 +99,7 @@ async def _gather(kube: Kube, namespace: str | None, name: str | None) -> list[s
 async def _one(kube: Kube, mwrs: JSON, now: datetime) -> str:
     ns = mwrs["metadata"].get("namespace", "")
     owner = owner_for(ns, mwrs["metadata"].get("name", ""))
-    works = await kube.list_objects(MANIFEST_WORKS, None, label_selector=f"{MWRS_LABEL}={owner.label_value}")
+    works = await kube.list_objects(MANIFEST_WORKS, None, label_selector=f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}")
     works = [w for w in works if belongs_to(w, owner)]
     placements: dict[str, JSON | None] = {}
     decisions: dict[str, list[JSON]] = {}
@@ -107,7 +107,7 @@ async def _one(kube: Kube, mwrs: JSON, now: datetime) -> str:
         ref_name = str(ref.get("name") or "")
         placements[ref_name] = await kube.get_or_none(PLACEMENTS, ref_name, ns)
         decisions[ref_name] = await kube.list_objects(
-            PLACEMENT_DECISIONS, ns, label_selector=f"{PLACEMENT_LABEL}={ref_name}"
+            PLACEMENT_DECISIONS, ns, label_selector=f"{LABEL_PLACEMENT}={ref_name}"
         )
     report = build_report(mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=now)
     return render_report(report)
