@@ -14,6 +14,8 @@
 - `run_hub`: a fresh hub that records requests, with users proc-a/b/c (helpers.Hub), for
   tests that run `ocm-rollout run` processes; `processes`: every process a test starts
   (helpers.RunProcess), killed at the end whatever happened.
+- `sim_hub`: a fresh hub for simulated clusters; `start_sim(clusters=2, profile=None)`: a
+  started helpers.SimThread on it (stopped after the test); `sim_api`: a CustomObjectsApi for it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import pytest
 from kubernetes import client, config
 
 from sandbox.server import HubThread, run_in_thread
-from tests.integration.helpers import Hub, RunProcess, user_tokens, wait_until, with_users
+from tests.integration.helpers import Hub, RunProcess, SimThread, user_tokens, wait_until, with_users
 
 __all__ = ["WIDGET_GROUP", "api", "gadget_crd", "http", "wait_until", "widget_crd"]
 
@@ -145,6 +147,33 @@ def processes() -> Iterator[list[RunProcess]]:
     for proc in started:
         proc.kill()
 
+
+
+@pytest.fixture
+def sim_hub(make_hub: Callable[..., HubThread]) -> HubThread:
+    """A fresh hub per test: the simulated clusters are cluster-scoped and always cluster1..N."""
+    return make_hub()
+
+
+@pytest.fixture
+def start_sim(sim_hub: HubThread) -> Iterator[Callable[..., SimThread]]:
+    running: list[SimThread] = []
+
+    def start(*, clusters: int = 2, profile: dict[str, Any] | None = None) -> SimThread:
+        assert sim_hub.kubeconfig is not None
+        sim = SimThread(sim_hub.kubeconfig, clusters=clusters, profile=profile).start()
+        running.append(sim)
+        return sim
+
+    yield start
+    for sim in running:
+        sim.stop()
+
+
+@pytest.fixture
+def sim_api(sim_hub: HubThread, client_for: Callable[[HubThread], client.ApiClient]) -> Any:
+    """A CustomObjectsApi (official client) for ``sim_hub``."""
+    return client.CustomObjectsApi(client_for(sim_hub))
 
 WIDGET_GROUP = "test.ocm-rollout.io"
 

@@ -5,8 +5,10 @@
 - `Api`: synchronous CRUD through a kubeconfig, as a user would do it.
 - `OperatorThread`: the real operator (kopf, ``run_operator``) for some controllers, in a
   thread of this process; stopped gracefully or killed mid-flight.
-- `decide(api, namespace, placement, clusters)`: a Placement's status and its decision pages,
-  written by hand (as OCM's own ManifestWorkReplicaSet tests do) for tests without a scheduler.
+- `decide(api, namespace, placement, clusters)`, `decide_groups(api, namespace, placement, groups)`:
+  a Placement's status and its decision pages, written by hand (as OCM's own
+  ManifestWorkReplicaSet tests do) for tests without a scheduler.
+- `SimThread`: the simulated managed clusters (``sandbox.simulation``) in a thread.
 - `Hub`, `local_hub`, `with_users`: a local hub that records requests, with one bearer token
   per process so that its request log tells the processes apart.
 - `RunProcess`, `start_run`, `start_controller`: `ocm-rollout run` as a separate process with
@@ -38,6 +40,7 @@ import kubernetes
 import pytest
 import yaml
 
+from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT
 from controllers.runtime.kube import (
     JSON,
     PLACEMENT_DECISIONS,
@@ -48,6 +51,8 @@ from controllers.runtime.kube import (
     load_api_client,
 )
 from controllers.runtime.operator import load_client, run_operator
+from sandbox.sim_profile import parse_profile
+from sandbox.simulation import SimEvent, Simulation
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "ocm-rollout"
@@ -56,8 +61,6 @@ T = TypeVar("T")
 # Generous bounds: the suite must pass on a loaded 2-core machine.
 STARTUP_TIMEOUT = 60.0
 
-PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
-DECISION_GROUP_INDEX_LABEL = "cluster.open-cluster-management.io/decision-group-index"
 
 
 def wait_until(
@@ -208,19 +211,98 @@ class OperatorThread:
 
 
 def decide(api: Api, namespace: str, placement: str, clusters: list[str], *, per_page: int = 100) -> None:
-    """Make ``clusters`` the decision of an existing Placement: one decision group, its pages
-    (``<placement>-decision-<n>``, created when missing) holding ``per_page`` clusters each."""
-    pages = [clusters[i : i + per_page] for i in range(0, len(clusters), per_page)] or [[]]
-    names = [f"{placement}-decision-{i + 1}" for i in range(len(pages))]
-    group = {"decisionGroupIndex": 0, "decisionGroupName": "", "decisions": names, "clusterCount": len(clusters)}
-    status = {"numberOfSelectedClusters": len(clusters), "decisionGroups": [group]}
+    """Make ``clusters`` the decision of an existing Placement, as one decision group."""
+    decide_groups(api, namespace, placement, [clusters], per_page=per_page)
+
+
+def decide_groups(api: Api, namespace: str, placement: str, groups: list[list[str]], *, per_page: int = 100) -> None:
+    """Make ``groups`` (decision groups 0, 1, ... in order, each a list of cluster names) the
+    decision of an existing Placement: its status and its pages, named as OCM names them
+    (``<placement>-decision-<k>``, k from 1 across all pages of all groups; created when
+    missing), ``per_page`` clusters each, one empty page for an empty group."""
+    pages: list[tuple[str, int, list[str]]] = []
+    status_groups = []
+    for index, clusters in enumerate(groups):
+        chunks = [clusters[i : i + per_page] for i in range(0, len(clusters), per_page)] or [[]]
+        names = [f"{placement}-decision-{len(pages) + k + 1}" for k in range(len(chunks))]
+        pages += [(name, index, chunk) for name, chunk in zip(names, chunks, strict=True)]
+        status_groups.append(
+            {"decisionGroupIndex": index, "decisionGroupName": "", "decisions": names, "clusterCount": len(clusters)}
+        )
+    status = {"numberOfSelectedClusters": sum(len(g) for g in groups), "decisionGroups": status_groups}
     api.patch_status(PLACEMENTS, placement, {"status": status}, namespace)
-    for name, page in zip(names, pages, strict=True):
+    for name, index, page in pages:
         if api.get_or_none(PLACEMENT_DECISIONS, name, namespace) is None:
-            labels = {PLACEMENT_LABEL: placement, DECISION_GROUP_INDEX_LABEL: "0"}
+            labels = {LABEL_PLACEMENT: placement, LABEL_DECISION_GROUP_INDEX: str(index)}
             api.create(PLACEMENT_DECISIONS, {"metadata": {"name": name, "namespace": namespace, "labels": labels}}, namespace)
         decisions = [{"clusterName": c, "reason": ""} for c in page]
         api.patch_status(PLACEMENT_DECISIONS, name, {"status": {"decisions": decisions}}, namespace)
+
+
+# -- simulated managed clusters ------------------------------------------------------------
+
+# Agents that apply and finish quickly (the simulation profile's defaults when none is given).
+FAST = {"applyDelay": "100ms", "progressDuration": "1200ms"}
+
+
+class SimThread:
+    """A ``sandbox.simulation.Simulation`` (clusters cluster1..N with their agents) against a hub,
+    on its own event loop in a thread; ``events`` are the simulation's, ``stop()`` ends it and
+    waits for a clean shutdown (raising what the simulation raised)."""
+
+    def __init__(self, kubeconfig: Path | str, *, clusters: int, profile: dict[str, Any] | None = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.clusters = clusters
+        self.profile = parse_profile(profile or {"defaults": FAST})
+        self.events: list[SimEvent] = []
+        self.simulation: Simulation | None = None
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._main, name="sim-thread", daemon=True)
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._run())
+        except BaseException as exc:
+            self.failure = exc
+            self._ready.set()
+        finally:
+            self.loop.close()
+
+    async def _run(self) -> None:
+        self._stop = asyncio.Event()
+        ready = asyncio.Event()
+        kube = Kube(load_client(str(self.kubeconfig)))
+        simulation = Simulation(kube, clusters=self.clusters, profile=self.profile, on_event=self.events.append)
+        self.simulation = simulation
+        await simulation.register()
+        task = asyncio.create_task(simulation.run(self._stop, ready=ready))
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        self._ready.set()
+        await task
+
+    def start(self) -> SimThread:
+        self.thread.start()
+        assert self._ready.wait(STARTUP_TIMEOUT), "the simulation did not start"
+        if self.failure is not None:
+            raise self.failure
+        return self
+
+    def cluster_names(self) -> list[str]:
+        assert self.simulation is not None, "the simulation has not started"
+        return self.simulation.cluster_names()
+
+    def stop(self) -> None:
+        if self._stop is not None and self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self._stop.set)
+        self.thread.join(30)
+        assert not self.thread.is_alive(), "the simulation did not stop"
+        if self.failure is not None:
+            raise self.failure
 
 
 # -- `ocm-rollout run` as a process ----------------------------------------------------------

@@ -9,18 +9,10 @@ from typing import Any
 import kubernetes
 import pytest
 
-from tests.integration.conftest import wait_until
-from tests.integration.test_agents_env import (
-    CLUSTER,
-    conditions,
-    get_cluster,
-    sim_api,
-    sim_hub,
-    start_sim,
-)
+from tests.integration.helpers import wait_until
+from tests.integration.test_agents_env import CLUSTER, conditions, get_cluster
 
 pytestmark = pytest.mark.integration
-__all__ = ["sim_api", "sim_hub", "start_sim"]
 
 SETS = ("cluster.open-cluster-management.io", "v1beta2")
 

@@ -10,25 +10,19 @@ from typing import Any
 import kubernetes
 import pytest
 
-from tests.integration.conftest import wait_until
+from tests.integration.helpers import FAST, SimThread, wait_until
 from tests.integration.test_agents_env import (
     CONFIGMAP,
     DEPLOYMENT,
-    FAST,
     WORK,
     Recorder,
-    SimThread,
     conditions,
     create_work,
     get_work,
-    sim_api,
-    sim_hub,
-    start_sim,
     until,
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["sim_api", "sim_hub", "start_sim"]
 
 FINALIZER = "cluster.open-cluster-management.io/manifest-work-cleanup"
 

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from api.constants import LABEL_PLACEMENT
 from controllers.runtime.kube import (
     ADDON_PLACEMENT_SCORES,
     EVENTS,
@@ -23,7 +24,6 @@ from controllers.runtime.kube import (
     PLACEMENTS,
 )
 from tests.integration import helpers
-from tests.integration.helpers import PLACEMENT_LABEL
 
 T = TypeVar("T")
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
@@ -77,7 +77,7 @@ class Api(helpers.Api):
 
     # -- reading -------------------------------------------------------------------------------
     def decisions(self, placement: str, namespace: str) -> list[JSON]:
-        items = self.list(PLACEMENT_DECISIONS, namespace, f"{PLACEMENT_LABEL}={placement}")
+        items = self.list(PLACEMENT_DECISIONS, namespace, f"{LABEL_PLACEMENT}={placement}")
         return sorted(items, key=lambda d: d["metadata"]["name"])
 
     def decided(self, placement: str, namespace: str) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from api.constants import LABEL_PLACEMENT
 from controllers.runtime import registry
 from controllers.runtime.kube import (
     MANAGED_CLUSTER_SET_BINDINGS,
@@ -28,7 +29,6 @@ from controllers.runtime.kube import (
     PLACEMENTS,
 )
 from tests.integration.helpers import (
-    PLACEMENT_LABEL,
     Api,
     Hub,
     chart_rbac_report,
@@ -65,7 +65,7 @@ def _pages(api: Api) -> dict[str, tuple[str, list[str]]]:
             (p["metadata"].get("labels") or {}).get(GROUP_NAME_LABEL, ""),
             sorted(d["clusterName"] for d in (p.get("status") or {}).get("decisions") or []),
         )
-        for p in api.list(PLACEMENT_DECISIONS, NS, f"{PLACEMENT_LABEL}={PLACEMENT}")
+        for p in api.list(PLACEMENT_DECISIONS, NS, f"{LABEL_PLACEMENT}={PLACEMENT}")
     }
 
 
