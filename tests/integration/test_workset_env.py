@@ -1,7 +1,8 @@
 """The environment of the ManifestWorkReplicaSet integration tests (no tests here).
 
 A local hub in a thread, the real workset operator (kopf, ``run_operator``) in-process and
-restartable, a synchronous client over the same kubeconfig, builders for Placements,
+restartable (helpers.OperatorThread), a synchronous client over the same kubeconfig
+(helpers.Api), simulated clusters (helpers.SimThread), builders for Placements,
 PlacementDecisions and ManifestWorkReplicaSets, a hand-driven work agent (OCM's integration
 tests write ManifestWork status by hand; so do we where a scenario needs exact control) and
 a watch-driven monitor that checks invariants at every change of every ManifestWork.
@@ -9,7 +10,6 @@ a watch-driven monitor that checks invariants at every change of every ManifestW
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 import time
@@ -22,26 +22,18 @@ from typing import Any, TypeVar
 import kubernetes
 import pytest
 
+from api.constants import LABEL_MANIFESTWORK_REPLICASET
 from controllers.runtime.kube import (
     EVENTS,
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
     NAMESPACES,
-    PLACEMENT_DECISIONS,
     PLACEMENTS,
-    Kube,
-    NotFound,
-    Resource,
 )
-from controllers.runtime.operator import load_client, run_operator
-from controllers.workset.names import (
-    DECISION_GROUP_INDEX_LABEL,
-    DECISION_GROUP_NAME_LABEL,
-    MWRS_LABEL,
-    PLACEMENT_LABEL,
-)
+from controllers.runtime.operator import load_client
 from controllers.workset.wire import format_time
+from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups
 
 T = TypeVar("T")
 
@@ -69,127 +61,27 @@ class TimedOut(AssertionError):
     pass
 
 
-class Api:
-    """Synchronous CRUD through the kubeconfig (the official client, like any user)."""
+class WorksetOperator(OperatorThread):
+    """The workset operator in a thread; ending it also ends its writer pool, like a killed
+    process: requests already on the wire complete, nothing else is sent."""
 
     def __init__(self, kubeconfig: str) -> None:
-        self.kube = Kube(load_client(kubeconfig))
-
-    def _do(self, method: str, path: str, **kwargs: Any) -> JSON:
-        return self.kube.request_sync(method, path, **kwargs)
-
-    def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON:
-        return self._do("GET", res.path(namespace, name))
-
-    def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
-        try:
-            return self.get(res, name, namespace)
-        except NotFound:
-            return None
-
-    def list(self, res: Resource, namespace: str | None = None, labels: str | None = None) -> list[JSON]:
-        query = {"labelSelector": labels} if labels else None
-        return list(self._do("GET", res.path(namespace), query=query).get("items") or [])
-
-    def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
-        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return self._do("POST", res.path(namespace), body=body)
-
-    def patch(self, res: Resource, name: str, patch: JSON, namespace: str | None = None, sub: str | None = None) -> JSON:
-        return self._do(
-            "PATCH", res.path(namespace, name, sub), body=patch, content_type="application/merge-patch+json"
-        )
-
-    def patch_status(self, res: Resource, name: str, patch: JSON, namespace: str | None = None) -> JSON:
-        return self.patch(res, name, patch, namespace, "status")
-
-    def delete(self, res: Resource, name: str, namespace: str | None = None) -> None:
-        try:
-            self._do("DELETE", res.path(namespace, name))
-        except NotFound:
-            pass
-
-
-class OperatorRunner:
-    """The workset operator in a thread; ``stop`` is graceful, ``kill`` aborts mid-flight."""
-
-    def __init__(self, kubeconfig: str, workers: int = 5) -> None:
-        self.kubeconfig = kubeconfig
-        self.workers = workers
-        self.thread: threading.Thread | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.stop_event: asyncio.Event | None = None
-        self.extras: dict[str, object] = {}
-        self.failure: BaseException | None = None
+        super().__init__(["workset"], kubeconfig)
 
     @property
     def controller(self) -> Any:
         return self.extras.get("workset")
 
-    def start(self) -> None:
-        ready = threading.Event()
-        self.extras = {}
-
-        async def main() -> None:
-            self.stop_event = asyncio.Event()
-            ready_async = asyncio.Event()
-            self.task = asyncio.create_task(
-                run_operator(
-                    ["workset"],
-                    kubeconfig=self.kubeconfig,
-                    stop=self.stop_event,
-                    ready=ready_async,
-                    workers=self.workers,
-                    extras=self.extras,
-                )
-            )
-            waiter = asyncio.create_task(ready_async.wait())
-            await asyncio.wait({self.task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            ready.set()
-            waiter.cancel()
-            try:
-                await self.task
-            except asyncio.CancelledError:
-                pass
-            except BaseException as exc:
-                self.failure = exc
-
-        def thread_main() -> None:
-            self.loop = asyncio.new_event_loop()
-            try:
-                self.loop.run_until_complete(main())
-            finally:
-                self.loop.close()
-
-        self.thread = threading.Thread(target=thread_main, name="workset-operator-test", daemon=True)
-        self.thread.start()
-        if not ready.wait(60):
-            raise TimedOut("the operator did not start within 60s")
-        if self.failure is not None:
-            raise self.failure
-
-    def _end(self, how: Callable[[], None]) -> None:
+    def _end(self, how: Callable[[], object]) -> None:
         if self.thread is None or self.loop is None:
             return
-        before = {t for t in threading.enumerate() if t.name == "kopf-operator"}
+        kopf_threads = {t for t in threading.enumerate() if t.name == "kopf-operator"}
         controller = self.controller
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(how)
-        self.thread.join(60)
-        assert not self.thread.is_alive(), "the operator did not end within 60s"
-        self.thread = None
-        # Like a killed process: requests already on the wire complete, nothing else is sent.
+        super()._end(how)
         if controller is not None:
             controller.writer.executor.shutdown(wait=True, cancel_futures=True)
-        for thread in before:
+        for thread in kopf_threads:
             thread.join(60)
-
-    def stop(self) -> None:
-        self._end(lambda: self.stop_event.set() if self.stop_event else None)
-
-    def kill(self) -> None:
-        self._end(lambda: self.task.cancel() if self.task else None)
 
 
 @dataclass
@@ -257,59 +149,6 @@ class WorkMonitor:
             self._thread.join(10)
 
 
-class SimRunner:
-    """The project's simulated managed clusters (``sandbox.simulation``) in a thread."""
-
-    def __init__(self, kubeconfig: str, clusters: int, profile: JSON) -> None:
-        from sandbox.sim_profile import parse_profile
-        from sandbox.simulation import Simulation
-
-        self.simulation = Simulation(Kube(load_client(kubeconfig)), clusters=clusters, profile=parse_profile(profile))
-        self.loop = asyncio.new_event_loop()
-        self.stop_event: asyncio.Event | None = None
-        self.thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        async def main() -> None:
-            self.stop_event = asyncio.Event()
-            started = asyncio.Event()
-            try:
-                await self.simulation.register()
-                runner = asyncio.create_task(self.simulation.run(self.stop_event, ready=started))
-                await started.wait()
-            except BaseException as exc:
-                failure.append(exc)
-                ready.set()
-                raise
-            ready.set()
-            await runner
-
-        def thread_main() -> None:
-            asyncio.set_event_loop(self.loop)
-            try:
-                self.loop.run_until_complete(main())
-            except BaseException:
-                pass
-            finally:
-                self.loop.close()
-
-        self.thread = threading.Thread(target=thread_main, name="workset-test-simulation", daemon=True)
-        self.thread.start()
-        assert ready.wait(60), "the simulation did not start within 60s"
-        if failure:
-            raise failure[0]
-
-    def stop(self) -> None:
-        if self.thread is None:
-            return
-        if self.stop_event is not None and not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self.stop_event.set)
-        self.thread.join(30)
-
-
 class Env:
     """A local hub (shared or private) and one workset operator shared by a test module."""
 
@@ -324,14 +163,13 @@ class Env:
             self.hub = hub
             self.kubeconfig = str(hub.kubeconfig)
         self.api = Api(self.kubeconfig)
-        self.operator = OperatorRunner(self.kubeconfig)
-        self.simulation: SimRunner | None = None
+        self.operator = WorksetOperator(self.kubeconfig)
+        self.simulation: SimThread | None = None
 
     def simulate(self, clusters: int, profile: JSON) -> list[str]:
         """Start simulated clusters cluster1..clusterN with their work agents."""
-        self.simulation = SimRunner(self.kubeconfig, clusters, profile)
-        self.simulation.start()
-        return self.simulation.simulation.cluster_names()
+        self.simulation = SimThread(self.kubeconfig, clusters=clusters, profile=profile).start()
+        return self.simulation.cluster_names()
 
     def close(self) -> None:
         # kopf's graceful stop waits for its watch streams; nothing is left to finish here.
@@ -358,65 +196,15 @@ class Env:
         return names
 
     # -- placements ----------------------------------------------------------------------------
-    def placement(
-        self,
-        ns: str,
-        name: str,
-        groups: list[list[str]] | None = None,
-        *,
-        group_names: list[str] | None = None,
-        selected: int | None = None,
-    ) -> None:
-        """A Placement with status and one PlacementDecision per group (created directly, as
-        OCM's own ManifestWorkReplicaSet tests do)."""
-        groups = groups if groups is not None else [[]]
+    def placement(self, ns: str, name: str, groups: list[list[str]] | None = None) -> None:
+        """A Placement with status and its PlacementDecisions (created directly, as OCM's own
+        ManifestWorkReplicaSet tests do); ``groups`` are its decision groups' clusters."""
         if self.api.get_or_none(PLACEMENTS, name, ns) is None:
             self.api.create(PLACEMENTS, {"metadata": {"name": name, "namespace": ns}, "spec": {}}, ns)
-        self.set_decisions(ns, name, groups, group_names=group_names, selected=selected)
+        self.set_decisions(ns, name, groups if groups is not None else [[]])
 
-    def set_decisions(
-        self,
-        ns: str,
-        name: str,
-        groups: list[list[str]],
-        *,
-        group_names: list[str] | None = None,
-        selected: int | None = None,
-    ) -> None:
-        names = group_names or [""] * len(groups)
-        total = sum(len(g) for g in groups) if selected is None else selected
-        self.api.patch_status(
-            PLACEMENTS,
-            name,
-            {
-                "status": {
-                    "numberOfSelectedClusters": total,
-                    "decisionGroups": [
-                        {
-                            "decisionGroupIndex": i,
-                            "decisionGroupName": names[i],
-                            "decisions": [f"{name}-decision-{i}"],
-                            "clusterCount": len(g),
-                        }
-                        for i, g in enumerate(groups)
-                    ],
-                }
-            },
-            ns,
-        )
-        for index, clusters in enumerate(groups):
-            decision = f"{name}-decision-{index}"
-            if self.api.get_or_none(PLACEMENT_DECISIONS, decision, ns) is None:
-                labels = {PLACEMENT_LABEL: name, DECISION_GROUP_INDEX_LABEL: str(index)}
-                if names[index]:
-                    labels[DECISION_GROUP_NAME_LABEL] = names[index]
-                self.api.create(PLACEMENT_DECISIONS, {"metadata": {"name": decision, "namespace": ns, "labels": labels}}, ns)
-            self.api.patch_status(
-                PLACEMENT_DECISIONS,
-                decision,
-                {"status": {"decisions": [{"clusterName": c, "reason": ""} for c in clusters]}},
-                ns,
-            )
+    def set_decisions(self, ns: str, name: str, groups: list[list[str]]) -> None:
+        decide_groups(self.api, ns, name, groups)
 
     # -- ManifestWorkReplicaSets ---------------------------------------------------------------
     def mwrs(
@@ -442,7 +230,7 @@ class Env:
         return self.api.get_or_none(MANIFEST_WORK_REPLICA_SETS, name, ns)
 
     def works_of(self, ns: str, name: str) -> list[JSON]:
-        works = self.api.list(MANIFEST_WORKS, labels=f"{MWRS_LABEL}={ns}.{name}")
+        works = self.api.list(MANIFEST_WORKS, labels=f"{LABEL_MANIFESTWORK_REPLICASET}={ns}.{name}")
         return sorted(works, key=lambda w: w["metadata"]["namespace"])
 
     def clusters_with_works(self, ns: str, name: str) -> list[str]:
