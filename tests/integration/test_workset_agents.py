@@ -7,7 +7,6 @@ import copy
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import pytest
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS
+from tests.integration.helpers import free_port
 from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,
     Env,
@@ -112,11 +112,19 @@ def start_monitor(env: Env, *checks: Callable[[dict[tuple[str, str], JSON]], str
 
 
 def rollout(env: Env, name: str, clusters: list[str], strategy: JSON,
-            groups: list[list[str]] | None = None, template: JSON | None = None) -> str:
-    ns = env.namespace(env.unique("agents"))
+            groups: list[list[str]] | None = None, template: JSON | None = None, ns: str | None = None) -> str:
+    ns = env.namespace(ns or env.unique("agents"))
     env.placement(ns, "rollout", groups or [clusters])
     env.mwrs(ns, name, [{"name": "rollout", "rolloutStrategy": strategy}], template=template)
     return ns
+
+
+def watched(env: Env, name: str, max_in_flight: int) -> tuple[str, WorkMonitor]:
+    """A namespace name for a rollout of ``name`` and a started monitor of its bounds: at most
+    ``max_in_flight`` works in flight, one work per cluster."""
+    ns_name = env.unique("agents")
+    owner = f"{ns_name}.{name}"
+    return ns_name, start_monitor(env, in_flight_at_most(owner, max_in_flight), one_work_per_cluster(owner))
 
 
 def complete(env: Env, ns: str, name: str, timeout: float = 60) -> JSON:
@@ -129,14 +137,9 @@ def complete(env: Env, ns: str, name: str, timeout: float = 60) -> JSON:
 
 def test_progressive_never_exceeds_max_concurrency(agents: Env) -> None:
     clusters = RELIABLE[:20]
-    ns_name = agents.unique("agents")
-    owner = f"{ns_name}.web"
-    monitor = start_monitor(agents, in_flight_at_most(owner, 3), one_work_per_cluster(owner))
+    ns_name, monitor = watched(agents, "web", 3)
     try:
-        agents.namespace(ns_name)
-        agents.placement(ns_name, "rollout", [clusters])
-        agents.mwrs(ns_name, "web", [{"name": "rollout", "rolloutStrategy": {
-            "type": "Progressive", "progressive": {"maxConcurrency": 3}}}])
+        rollout(agents, "web", clusters, {"type": "Progressive", "progressive": {"maxConcurrency": 3}}, ns=ns_name)
         final = complete(agents, ns_name, "web")
     finally:
         monitor.stop()
@@ -165,9 +168,7 @@ def test_progressive_per_group_never_starts_a_group_early(agents: Env) -> None:
 
     monitor = start_monitor(agents, ordered)
     try:
-        agents.namespace(ns_name)
-        agents.placement(ns_name, "rollout", groups)
-        agents.mwrs(ns_name, "web", [{"name": "rollout", "rolloutStrategy": {"type": "ProgressivePerGroup"}}])
+        rollout(agents, "web", RELIABLE[20:30], {"type": "ProgressivePerGroup"}, groups=groups, ns=ns_name)
         complete(agents, ns_name, "web")
     finally:
         monitor.stop()
@@ -257,23 +258,23 @@ def steady_shape(env: Env, strategy: JSON) -> dict[str, Any]:
 PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
 
 
+def fleet_finished(env: Env, ns: str) -> bool:
+    works = env.works_of(ns, "fleet")
+    return len(works) == len(RELIABLE) and all(done(w) for w in works)
+
+
 def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None:
     expected = steady_shape(agents, PROGRESSIVE_2)
-    ns_name = agents.unique("agents")
-    owner = f"{ns_name}.fleet"
-    monitor = start_monitor(agents, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
+    ns_name, monitor = watched(agents, "fleet", 2)
     rng = random.Random(20260101)
     kills_mid_rollout = 0
     try:
-        agents.namespace(ns_name)
-        agents.placement(ns_name, "rollout", [RELIABLE])
-        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": PROGRESSIVE_2}])
+        rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
         while kills_mid_rollout < 12:
             # Let it run for a random moment (mid-write, mid-wave, idle), then kill it: a pause on
             # purpose, not a wait for a condition.
             time.sleep(rng.uniform(0.02, 0.4))
-            works = agents.works_of(ns_name, "fleet")
-            finished = len(works) == len(RELIABLE) and all(done(w) for w in works)
+            finished = fleet_finished(agents, ns_name)
             agents.operator.kill()
             agents.operator.start()
             if finished:
@@ -285,12 +286,6 @@ def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills_mid_rollout >= 10
     assert _shape(agents, ns_name, "fleet") == expected
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _ready(port: int) -> bool:
@@ -306,16 +301,14 @@ def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(age
     ready, ten times during one rollout."""
     expected = steady_shape(agents, PROGRESSIVE_2)
     agents.operator.kill()
-    ns_name = agents.unique("agents")
-    owner = f"{ns_name}.fleet"
-    monitor = start_monitor(agents, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
+    ns_name, monitor = watched(agents, "fleet", 2)
     rng = random.Random(7)
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     kills = 0
     process: subprocess.Popen[bytes] | None = None
 
     def launch() -> tuple[subprocess.Popen[bytes], int]:
-        port = _free_port()
+        port = free_port()
         child = subprocess.Popen(
             [sys.executable, "-m", "controllers", "run", "--controllers", "workset", "--kubeconfig",
              agents.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
@@ -327,13 +320,10 @@ def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(age
 
     try:
         process, _ = launch()
-        agents.namespace(ns_name)
-        agents.placement(ns_name, "rollout", [RELIABLE])
-        agents.mwrs(ns_name, "fleet", [{"name": "rollout", "rolloutStrategy": PROGRESSIVE_2}])
+        rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
         while kills < 10:
             time.sleep(rng.uniform(0.05, 0.5))
-            works = agents.works_of(ns_name, "fleet")
-            if len(works) == len(RELIABLE) and all(done(w) for w in works):
+            if fleet_finished(agents, ns_name):
                 break
             process.send_signal(signal.SIGKILL)
             process.wait(30)
