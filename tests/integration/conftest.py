@@ -47,14 +47,17 @@ def _client(handle: HubThread) -> client.ApiClient:
     return config.new_client_from_config(config_file=str(handle.kubeconfig))
 
 
-@pytest.fixture(scope="session")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
-    directory = tmp_path_factory.mktemp("hub")
-    handle = run_in_thread(kubeconfig=directory / "kubeconfig")
+def _running_hub(directory: Path, **kwargs: Any) -> Iterator[HubThread]:
+    handle = run_in_thread(kubeconfig=directory / "kubeconfig", **kwargs)
     try:
         yield handle
     finally:
         handle.stop()
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
+    yield from _running_hub(tmp_path_factory.mktemp("hub"))
 
 
 @pytest.fixture(scope="session")
@@ -290,12 +293,7 @@ def gadget_crd() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def toy_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
     """A session hub serving only the Widget (namespaced, status) and Gadget (cluster) test CRDs."""
-    directory = tmp_path_factory.mktemp("toyhub")
-    handle = run_in_thread(kubeconfig=directory / "kubeconfig", crds=[widget_crd(), gadget_crd()], bookmark_interval=0.2)
-    try:
-        yield handle
-    finally:
-        handle.stop()
+    yield from _running_hub(tmp_path_factory.mktemp("toyhub"), crds=[widget_crd(), gadget_crd()], bookmark_interval=0.2)
 
 
 @pytest.fixture(scope="session")

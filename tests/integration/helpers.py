@@ -73,7 +73,7 @@ def wait_until(
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r}")
+            pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r} (last: {value!r})")
         time.sleep(interval)
 
 
@@ -479,10 +479,10 @@ def chart_rbac_report(records: list[Any], controller: str) -> Any:
     import helm_python as helm
 
     from controllers.runtime.rbac import Request, check, exempt_triples, load_catalog, rules_from_objects
+    from tests.unit.helpers import template_objects
 
     with helm.Chart.load(CHART) as chart:
-        manifests = chart.render(chart.merge_values({}), name="ocm", namespace="default")
-    objects = [d for name, text in manifests.items() if name.endswith(".yaml") for d in yaml.safe_load_all(text) if d]
+        objects = template_objects(chart.render(chart.merge_values({}), name="ocm", namespace="default"))
     label = "ocm-rollout.open-cluster-management.io/controller"
     roles = [
         o for o in objects

@@ -33,7 +33,7 @@ from controllers.runtime.kube import (
 )
 from controllers.runtime.operator import load_client
 from controllers.workset.wire import format_time
-from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups
+from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups, wait_until
 
 T = TypeVar("T")
 
@@ -55,10 +55,6 @@ _names = itertools.count(1)
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class TimedOut(AssertionError):
-    pass
 
 
 class WorksetOperator(OperatorThread):
@@ -93,7 +89,6 @@ class WorkMonitor:
     works: dict[tuple[str, str], JSON] = field(default_factory=dict)
     violations: list[str] = field(default_factory=list)
     checks: list[Callable[[dict[tuple[str, str], JSON]], str | None]] = field(default_factory=list)
-    max_seen: dict[str, int] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _ready: threading.Event = field(default_factory=threading.Event)
@@ -276,15 +271,9 @@ class Env:
 
 
 def wait_for(predicate: Callable[[], T], *, timeout: float = 20.0, what: str = "condition") -> T:
-    """Poll ``predicate`` until it returns something truthy; its value is returned."""
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise TimedOut(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+    """Poll ``predicate`` (every 50 ms, for 20 s unless told) until it returns something truthy;
+    its value is returned."""
+    return wait_until(predicate, timeout=timeout, interval=0.05, message=what)
 
 
 def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:
