@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "ocm-rollout"
 
 
 def schema_nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -16,3 +22,8 @@ def schema_nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, di
         yield from schema_nodes(node["items"], f"{path}[]")
     if isinstance(node.get("additionalProperties"), dict):
         yield from schema_nodes(node["additionalProperties"], f"{path}{{}}")
+
+
+def template_objects(manifests: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The objects of a Helm render's YAML templates (NOTES.txt and empty documents left out)."""
+    return [doc for name, text in manifests.items() if name.endswith(".yaml") for doc in yaml.safe_load_all(text) if doc]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-from pathlib import Path
 from typing import Any
 
 import helm_python as helm
@@ -22,9 +21,8 @@ import pytest
 import yaml
 
 from controllers.runtime.leader import LeaseTimings
+from tests.unit.helpers import CHART, REPO, template_objects
 
-REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "charts" / "ocm-rollout"
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and the newest with schemas.
 KUBE_VERSIONS = ("1.25.0", kubernetes_validate.latest_version())
 
@@ -92,21 +90,10 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def chart() -> Any:
-    loaded = helm.Chart.load(CHART)
-    yield loaded
-    loaded.close()
-
-
 def render(chart: Any, values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     merged = chart.merge_values(values or {})
     chart.validate_schema(merged)
-    manifests = chart.render(merged, name="ocm", namespace="ocm-system", is_install=True)
-    objects: list[dict[str, Any]] = []
-    for template, text in manifests.items():
-        if template.endswith(".yaml"):
-            objects.extend(doc for doc in yaml.safe_load_all(text) if doc)
+    objects = template_objects(chart.render(merged, name="ocm", namespace="ocm-system", is_install=True))
     for crd in chart.crds:
         objects.extend(doc for doc in yaml.safe_load_all(crd["data"]) if doc)
     return objects

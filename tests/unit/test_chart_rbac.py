@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import helm_python as helm
 import pytest
-import yaml
 
 from controllers.runtime.rbac import (
     Request,
@@ -18,9 +15,8 @@ from controllers.runtime.rbac import (
     request_from_http,
     rules_from_objects,
 )
+from tests.unit.helpers import CHART, template_objects
 
-REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "charts" / "ocm-rollout"
 CATALOG = CHART / "files" / "rbac.yaml"
 CONTROLLERS = ("placement", "workset", "addon")
 # Every controller on, so that each one's rules are rendered (the add-on manager is off by default).
@@ -30,22 +26,8 @@ CONTROLLER_LABEL = "ocm-rollout.open-cluster-management.io/controller"
 FORBIDDEN_VERBS = {"*", "escalate", "bind", "impersonate", "approve", "sign", "deletecollection"}
 
 
-@pytest.fixture(scope="module")
-def chart() -> Any:
-    loaded = helm.Chart.load(CHART)
-    yield loaded
-    loaded.close()
-
-
 def rendered(chart: Any, values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    manifests = chart.render(chart.merge_values(values or {}), name="ocm", namespace="ocm-system")
-    return [
-        doc
-        for name, text in manifests.items()
-        if name.endswith(".yaml")
-        for doc in yaml.safe_load_all(text)
-        if doc
-    ]
+    return template_objects(chart.render(chart.merge_values(values or {}), name="ocm", namespace="ocm-system"))
 
 
 def controller_roles(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
