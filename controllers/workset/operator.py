@@ -20,6 +20,7 @@ import contextlib
 import copy
 import functools
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -168,6 +169,10 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+# How long a stopping controller waits for the ManifestWork writes already sent.
+CLOSE_TIMEOUT_SECONDS = 30.0
+
+
 class WorkWriter:
     """ManifestWork writes with ``WRITE_CONCURRENCY`` requests in flight: a connection pool and
     threads of its own, so a pass over a thousand clusters is not limited by the event loop's
@@ -204,8 +209,16 @@ class WorkWriter:
         except NotFound:
             pass
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+        """Stop writing: queued writes are dropped, writes already on the wire are waited for
+        (at most ``timeout`` seconds), so that a controller that stopped (a lost lease, a
+        shutdown) has no write landing after a successor has listed the works."""
         self.executor.shutdown(wait=False, cancel_futures=True)
+        finisher = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
+        finisher.start()
+        finisher.join(timeout)
+        if finisher.is_alive():
+            log.warning("workset writes still in flight after stop", extra={"timeout": timeout})
         self.kube.api_client.close()
 
 
