@@ -62,7 +62,7 @@ from controllers.runtime.kube import (
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
-from controllers.runtime.watchcache import WatchCache
+from controllers.runtime.watchcache import WatchCache, newer
 from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
 from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
@@ -389,6 +389,32 @@ class WorksetController:
                 found[key] = body
         return sorted(found.values(), key=lambda w: (namespace_of(w), name_of(w)))
 
+    async def _confirm_owned_works(self, owner: Owner, planned_from: list[JSON]) -> list[JSON] | None:
+        """The owner's works as the API has them now, merged with what the pass planned from
+        (the newer copy of each); None when that adds nothing the plan did not already know."""
+        stored = await self.kube.list_objects(
+            MANIFEST_WORKS, None, label_selector=f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}"
+        )
+        merged: dict[_Key, JSON] = {(namespace_of(w), name_of(w)): w for w in planned_from}
+        changed = False
+        for work in stored:
+            if not belongs_to(work, owner):
+                continue
+            key = (namespace_of(work), name_of(work))
+            known = merged.get(key)
+            if known is None or (
+                newer(work, known) and meta(work).get("resourceVersion") != meta(known).get("resourceVersion")
+            ):
+                merged[key] = work
+                changed = True
+                # Teach the cache too, so the next pass starts from it.
+                self.work_cache.remember(work)
+                self.on_work("MODIFIED", work, known)
+        if not changed:
+            return None
+        log.info("work cache lagged behind the API; planned again", extra={"owner": owner.label_value})
+        return sorted(merged.values(), key=lambda w: (namespace_of(w), name_of(w)))
+
     def _cached_work(self, key: _Key) -> JSON | None:
         return self.work_cache.get(key[1], key[0])
 
@@ -486,15 +512,30 @@ class WorksetController:
         for ref in model.spec.placement_refs:
             placements[ref.name] = self.placement_cache.get(ref.name, namespace)
             decisions[ref.name] = self.decision_cache.select(namespace, labels={LABEL_PLACEMENT: ref.name})
+        works = self.owned_works(owner)
         plan = plan_deploy(
             mwrs=planned_body,
             owner=owner,
-            works=self.owned_works(owner),
+            works=works,
             placements=placements,
             decisions=decisions,
             now=now,
             spec_matches=matches,
         )
+        if any(write.is_create for ref in plan.refs for write in ref.writes):
+            # New works widen the rollout: plan them from the API itself, not only from the cache,
+            # which may lag (e.g. right after a restart) and would make the rollout too wide.
+            confirmed = await self._confirm_owned_works(owner, works)
+            if confirmed is not None:
+                plan = plan_deploy(
+                    mwrs=planned_body,
+                    owner=owner,
+                    works=confirmed,
+                    placements=placements,
+                    decisions=decisions,
+                    now=now,
+                    spec_matches=matches,
+                )
         outcome = await self._execute(plan, owner)
         works_after = self.owned_works(owner)
         result = aggregation.build_status(
