@@ -901,8 +901,14 @@ class LocalHub:
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
-                if bookmarks:
-                    await response.write(self._bookmark(target, self.store.rv))
+                # Events are queued when they are committed, so once the queue is drained (no
+                # await in between) every event up to store.rv is in `rest`: only then may the
+                # closing bookmark name store.rv, which a client resumes from.
+                rest, closed = self._drain_queue(target, queue, fmt, include, headers_sent)
+                if bookmarks and not closed:
+                    rest += self._bookmark(target, self.store.rv)
+                if rest:
+                    await response.write(bytes(rest))
                 return
             try:
                 item = await asyncio.wait_for(queue.get(), wait) if wait is not None else await queue.get()
@@ -924,6 +930,23 @@ class LocalHub:
                     break
                 item = queue.get_nowait()
             await response.write(bytes(chunk))
+
+    def _drain_queue(
+        self, target: _Target, queue: asyncio.Queue[tuple[str, Any]], fmt: tuple[str, str], include: str, headers_sent: bool
+    ) -> tuple[bytearray, bool]:
+        """Everything queued for a watch, encoded; and whether the queue ends with CLOSE (an
+        overflowed watcher, whose client must resume from its last event, not a bookmark)."""
+        chunk = bytearray()
+        while not queue.empty():
+            kind, payload = queue.get_nowait()
+            if kind == "CLOSE":
+                return chunk, True
+            if kind == "BOOKMARK":
+                chunk += self._bookmark(target, int(payload))
+            else:
+                chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
+                headers_sent = True
+        return chunk, False
 
 
 _CREDENTIALS: dict[str, tls_module.Credentials] = {}
