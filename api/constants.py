@@ -229,6 +229,10 @@ REASON_MANIFESTWORK_WRITE_FAILED: Final = "ManifestWorkWriteFailed"
 ANNOTATION_MANIFESTWORK_REPLICASET: Final = "work.ocm-rollout.io/manifestworkreplicaset"
 # When the controller wrote the work's current spec (the start of its revision).
 ANNOTATION_TEMPLATE_APPLIED_TIME: Final = "work.ocm-rollout.io/template-applied-time"
+# The rollout fence (controllers/rollout/reservations.py): on the owner of a rollout (a
+# ManifestWorkReplicaSet, a ClusterManagementAddOn), the clusters a controller is about to put in
+# flight, written with a resourceVersion precondition before any of them is written.
+ANNOTATION_ROLLOUT_RESERVATIONS: Final = "rollout.ocm-rollout.io/reservations"
 
 # This project's own Event reasons on a ManifestWorkReplicaSet.
 # Normal: a pass created or updated the works of a placement's decision group.

@@ -43,6 +43,8 @@ from api.constants import (
 )
 from api.meta import format_validation_error
 from api.work_v1alpha1 import ManifestWorkReplicaSet
+from controllers.rollout import reservations
+from controllers.rollout.reservations import ReservationRecordError, Reservations
 from controllers.runtime import metrics
 from controllers.runtime.events import NORMAL, WARNING, EventRecorder
 from controllers.runtime.informer import Informer, InformerSet
@@ -167,6 +169,10 @@ def _error_text(exc: BaseException) -> str:
     if isinstance(exc, KubeError):
         return exc.message
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _new_reservations(wanted: Reservations, recorded: Reservations) -> bool:
+    return any(clusters - recorded.of(group) for group, clusters in wanted.groups.items())
 
 
 # How long a stopping controller waits for the ManifestWork writes already sent.
@@ -477,6 +483,30 @@ class WorksetController:
         self.mwrs_rw.wrote(body, updated)
         return updated
 
+    def _reservations(self, key: str, body: JSON) -> Reservations:
+        try:
+            return reservations.of_owner(body)
+        except ReservationRecordError as exc:
+            # Our own annotation, damaged by hand: the next reservation write replaces it.
+            log.warning("ignoring a damaged reservation record", extra={"key": key, "error": str(exc)})
+            return reservations.EMPTY
+
+    async def _reserve(self, body: JSON, record: Reservations) -> JSON | None:
+        """Write ``record`` on the MWRS, fenced on the resourceVersion the pass planned from. On a
+        conflict, the MWRS as stored now replaces the cached copy and None is returned: the pass
+        is over and the next one plans from the other writer's reservations."""
+        patch = {"metadata": {"annotations": reservations.annotation_patch(record)}}
+        fenced = await self._patch_mwrs(body, patch, subresource=None)
+        if fenced is not None:
+            return fenced
+        log.info("reservation conflict: planning again", extra={"key": f"{namespace_of(body)}/{name_of(body)}"})
+        try:
+            stored = await self.kube.get(MANIFEST_WORK_REPLICA_SETS, name_of(body), namespace_of(body))
+        except KubeError:
+            return None
+        self.mwrs_rw.wrote(body, stored)
+        return None
+
     async def _finalize(self, key: str, body: JSON, owner: Owner) -> float | None:
         works = self.owned_works(owner)
         for work in works:
@@ -513,29 +543,34 @@ class WorksetController:
             placements[ref.name] = self.placement_cache.get(ref.name, namespace)
             decisions[ref.name] = self.decision_cache.select(namespace, labels={LABEL_PLACEMENT: ref.name})
         works = self.owned_works(owner)
-        plan = plan_deploy(
-            mwrs=planned_body,
-            owner=owner,
-            works=works,
-            placements=placements,
-            decisions=decisions,
-            now=now,
-            spec_matches=matches,
-        )
-        if any(write.is_create for ref in plan.refs for write in ref.writes):
-            # New works widen the rollout: plan them from the API itself, not only from the cache,
-            # which may lag (e.g. right after a restart) and would make the rollout too wide.
+        record = self._reservations(key, body)
+
+        def planned(current_works: list[JSON]) -> DeployPlan:
+            return plan_deploy(
+                mwrs=planned_body,
+                owner=owner,
+                works=current_works,
+                placements=placements,
+                decisions=decisions,
+                now=now,
+                spec_matches=matches,
+                reserved=record,
+            )
+
+        plan = planned(works)
+        if _new_reservations(plan.reservations, record):
+            # New clusters go in flight: plan them from the API itself, not only from the cache,
+            # which may lag (e.g. right after a restart), then reserve them on the MWRS with its
+            # resourceVersion as read (controllers.rollout.reservations). A concurrent writer
+            # makes one of us fail here with 409 and plan again from what the other reserved.
             confirmed = await self._confirm_owned_works(owner, works)
             if confirmed is not None:
-                plan = plan_deploy(
-                    mwrs=planned_body,
-                    owner=owner,
-                    works=confirmed,
-                    placements=placements,
-                    decisions=decisions,
-                    now=now,
-                    spec_matches=matches,
-                )
+                plan = planned(confirmed)
+        if plan.reservations != record:
+            fenced = await self._reserve(body, plan.reservations)
+            if fenced is None:
+                return 0.0
+            body = fenced
         outcome = await self._execute(plan, owner)
         works_after = self.owned_works(owner)
         result = aggregation.build_status(
@@ -560,6 +595,8 @@ class WorksetController:
             self.retries[key] = attempt + 1
             return min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * (2**attempt))
         self.retries.pop(key, None)
+        if plan.deferred:
+            return 0.0  # more works to reserve than one pass may: go on at once
         recheck = plan.recheck_after
         if recheck is not None and recheck < MAX_RECHECK_SECONDS:
             return recheck

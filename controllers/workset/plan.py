@@ -31,6 +31,7 @@ from controllers.rollout.model import (
     RolloutStatus,
 )
 from controllers.rollout.planner import plan_rollout
+from controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
 from controllers.workset.status_mapping import (
     FAILED,
     SUCCEEDED,
@@ -79,6 +80,12 @@ class WorkWrite:
     def is_create(self) -> bool:
         return self.existing is None
 
+    @property
+    def widens(self) -> bool:
+        """Does this write put the cluster in flight (a new work, or a new spec)? Such writes are
+        reserved on the MWRS first (controllers.rollout.reservations)."""
+        return self.existing is None or (self.patch is not None and "spec" in self.patch)
+
 
 @dataclass(frozen=True)
 class WorkDelete:
@@ -112,6 +119,13 @@ class RefPlan:
     rollout: RolloutPlan | None = None
     selected: int = 0
     group_count: int = 0
+    # The reservations this ref needs after the pass: clusters reserved earlier whose write is not
+    # observed yet (still decided), plus the clusters of this pass's widening writes.
+    reserved: frozenset[str] = frozenset()
+    # Clusters reserved earlier (not observed yet) that the plan counts as in flight.
+    pending: frozenset[str] = frozenset()
+    # Widening writes this pass could not reserve (over the per-pass limit).
+    deferred: int = 0
 
     @property
     def succeeded(self) -> set[str]:
@@ -144,6 +158,14 @@ class DeployPlan:
     refs: list[RefPlan] = field(default_factory=list)
     # Name of the placementRef whose Placement is missing: the pass stops there (5.3.1).
     missing_placement: str | None = None
+    # The reservation record the MWRS must carry before this plan's writes are sent.
+    reservations: Reservations = EMPTY
+    # Widening writes left for the next pass (more than one pass may reserve).
+    deferred: int = 0
+
+    @property
+    def widening_writes(self) -> list[WorkWrite]:
+        return [w for ref in self.refs for w in ref.writes if w.widens]
 
     @property
     def recheck_after(self) -> float | None:
@@ -223,12 +245,17 @@ def plan_deploy(
     now: datetime,
     comparer: TemplateComparer | None = None,
     spec_matches: Callable[[JSON], bool] | None = None,
+    reserved: Reservations = EMPTY,
+    max_new_reservations: int = MAX_NEW_PER_PASS,
 ) -> DeployPlan:
     """Plan the deploy step of ``mwrs``.
 
     ``works`` are the works carrying the owner's marking; ``placements`` maps each placementRef
     name to its Placement (None when missing); ``decisions`` maps it to its decision pages.
-    ``spec_matches`` may be given to reuse cached template comparisons.
+    ``spec_matches`` may be given to reuse cached template comparisons. ``reserved`` is the
+    reservation record on the MWRS: reserved clusters without a current work count as in flight
+    and are written (under their reserved name); at most ``max_new_reservations`` new widening
+    writes are planned (the rest are counted in ``deferred``).
     """
     spec = mwrs.get("spec") or {}
     template = spec.get("manifestWorkTemplate") or {}
@@ -242,6 +269,7 @@ def plan_deploy(
     refs = [r for r in (spec.get("placementRefs") or []) if isinstance(r, Mapping)]
     ref_names = [str(r.get("name") or "") for r in refs]
     result = DeployPlan()
+    budget = [max_new_reservations]
 
     # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
     by_pair: dict[tuple[str, str], list[JSON]] = {}
@@ -280,9 +308,22 @@ def plan_deploy(
             works=by_placement.get(name, {}),
             is_current=is_current,
             now=now,
+            reserved=reserved.of(name),
+            budget=budget,
         )
         result.refs.append(ref_plan)
+        result.deferred += ref_plan.deferred
+    record = reserved
+    for ref_plan in result.refs:
+        if ref_plan.error is None:
+            record = record.with_group(ref_plan.name, ref_plan.reserved)
+    if result.missing_placement is None:
+        # Groups of placementRefs that are gone (the pass saw every ref): nothing left to carry out.
+        for gone in [g for g in record.groups if g not in ref_names]:
+            record = record.with_group(gone, ())
+    result.reservations = record
     return result
+
 
 
 def _plan_ref(
@@ -296,6 +337,8 @@ def _plan_ref(
     works: Mapping[str, JSON],
     is_current: Callable[[JSON], bool],
     now: datetime,
+    reserved: frozenset[str] = frozenset(),
+    budget: list[int] | None = None,
 ) -> RefPlan:
     name = str(ref.get("name") or "")
     selected, group_count = _placement_counts(placement)
@@ -312,10 +355,15 @@ def _plan_ref(
     for group in groups:
         for cluster in group.clusters:
             plan.decided.setdefault(cluster, (group.group_name, group.group_index))
+    # A reservation whose write is not observed yet is a cluster in flight (ToApply) for the
+    # planner: some instance may be writing it right now (controllers.rollout.reservations).
+    plan.pending = frozenset(c for c in reserved if c not in plan.statuses)
+    plan.reserved = frozenset(c for c in plan.pending if c in plan.decided)
     existing = [
         ClusterRolloutStatus(cluster, RolloutStatus(status.status), status.last_transition_time)
         for cluster, status in sorted(plan.statuses.items())
-    ]
+    ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in sorted(plan.pending)]
+    existing.sort(key=lambda entry: entry.cluster_name)
     strategy = ref.get("rolloutStrategy")
     if strategy is None:
         strategy = {"type": ROLLOUT_TYPE_ALL, "all": {"progressDeadline": "None"}}
@@ -360,9 +408,22 @@ def _plan_ref(
         patch = None if stored is None else update_patch(stored, desired, stored_current)
         if stored is not None and patch is None:
             continue
-        plan.writes.append(
-            WorkWrite(cluster, name, desired, stored, patch, entry.group_name, entry.group_index)
-        )
+        if stored is None:
+            # Every instance that creates this work gives it the same name (reservations rule 3).
+            metadata = dict(desired["metadata"])
+            prefix = str(metadata.pop("generateName", "") or "")
+            metadata["name"] = target_name(
+                prefix, owner_uid=str(meta(mwrs).get("uid") or ""), group=name, cluster=cluster
+            )
+            desired = {**desired, "metadata": metadata}
+        write = WorkWrite(cluster, name, desired, stored, patch, entry.group_name, entry.group_index)
+        if write.widens and cluster not in plan.reserved and budget is not None:
+            if budget[0] <= 0:
+                plan.deferred += 1
+                continue
+            budget[0] -= 1
+        plan.writes.append(write)
+    plan.reserved = plan.reserved | {w.cluster for w in plan.writes if w.widens}
 
     removed = {entry.cluster_name for entry in rollout.clusters_removed}
     # Works with an outdated spec whose cluster left the decisions go too (OCM keeps them).

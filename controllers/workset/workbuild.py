@@ -223,7 +223,8 @@ def update_patch(
 ) -> JSON | None:
     """The one merge patch that makes ``existing`` carry ``desired``'s labels, annotations,
     ownerReferences and spec (None when nothing differs). Foreign labels and annotations are
-    removed, like OCM does. The patch carries the work's uid as a precondition.
+    removed, like OCM does. The patch carries the work's uid as a precondition, and its
+    resourceVersion too when it changes the spec.
     ``spec_current`` says whether ``existing``'s spec already equals the template."""
     old_meta = meta(existing)
     new_meta = meta(desired)
@@ -244,4 +245,8 @@ def update_patch(
     patch: JSON = {"metadata": {"uid": old_meta.get("uid"), **meta_patch}}
     if spec_patch is not None:
         patch["spec"] = spec_patch
+        # A new spec puts the cluster in flight: written only over the version it was planned
+        # from, so a stale instance's late update is refused (409) instead of landing.
+        if old_meta.get("resourceVersion"):
+            patch["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
     return patch

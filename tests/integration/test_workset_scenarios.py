@@ -15,6 +15,7 @@ import kubernetes
 import pytest
 
 from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
+from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS as RESERVATIONS
 from api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
@@ -260,17 +261,21 @@ def test_first_pass_only_adds_the_finalizer(env: Env) -> None:
         ):
             if event["type"] == "MODIFIED":
                 updates.append(event["object"])
-            if len(updates) >= 2:
+            if len(updates) >= 3:
                 watch.stop()
         done.set()
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
     assert done.wait(15)
-    first, second = updates[0], updates[1]
+    first, second, third = updates[0], updates[1], updates[2]
     assert first["metadata"]["finalizers"] == [MWRS_FINALIZER]
     assert not first.get("status")
-    assert second.get("status")
+    assert RESERVATIONS not in (first["metadata"].get("annotations") or {})
+    # The deploy pass reserves its clusters on the MWRS before it writes any work, then reports.
+    assert clusters[0] in second["metadata"]["annotations"][RESERVATIONS]
+    assert not second.get("status")
+    assert third.get("status")
 
 
 # --- 14-16, 20: existing works and template changes ------------------------------------------------------

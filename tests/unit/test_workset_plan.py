@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from controllers.workset.plan import DeployPlan, decision_groups, plan_deploy
@@ -91,7 +92,12 @@ def test_unparsable_group_index_skips_the_ref_with_an_error() -> None:
 def test_all_creates_a_work_per_decided_cluster() -> None:
     plan = run([], ["c1", "c2", "c3"])
     assert created(plan) == ["c1", "c2", "c3"]
-    assert all(w.desired["metadata"]["generateName"] == "test-work" for w in plan.refs[0].writes)
+    # OCM's shape (generateName "<mwrs name>" + five characters), but chosen by the controller so
+    # that every instance creating the work of a (cluster, placement) creates the same object.
+    names = [w.desired["metadata"]["name"] for w in plan.refs[0].writes]
+    assert all(re.fullmatch(r"test-work[bcdfghjklmnpqrstvwxz2456789]{5}", n) for n in names)
+    assert "generateName" not in plan.refs[0].writes[0].desired["metadata"]
+    assert names == [w.desired["metadata"]["name"] for w in run([], ["c1", "c2", "c3"]).refs[0].writes]
 
 
 def test_existing_up_to_date_works_are_not_written() -> None:

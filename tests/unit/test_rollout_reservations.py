@@ -1,0 +1,158 @@
+"""The rollout fence's reservation record (controllers.rollout.reservations) and how the
+ManifestWorkReplicaSet plan uses it: reserved clusters count as in flight until their work is
+observed, are carried out under one name, and are dropped only when observed or no longer decided."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from controllers.rollout import reservations
+from controllers.rollout.reservations import ReservationRecordError, Reservations, parse, target_name
+from controllers.workset.plan import DeployPlan, plan_deploy
+from controllers.workset.workbuild import owner_for
+from tests.unit.test_workset_fixtures import TEMPLATE, at, decision, mwrs, placement, succeeded, work
+
+
+def done(cluster: str) -> dict[str, Any]:
+    return work(cluster, conditions=succeeded(1, at(10)))
+
+PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+
+
+def plan(
+    works: list[dict[str, Any]],
+    clusters: list[str],
+    reserved: dict[str, list[str]] | None = None,
+    *,
+    strategy: dict[str, Any] | None = None,
+    cap: int = reservations.MAX_NEW_PER_PASS,
+    template: dict[str, Any] | None = None,
+) -> DeployPlan:
+    m = mwrs(refs=[{"name": "test-placement", "rolloutStrategy": strategy or PROGRESSIVE_2}])
+    m["metadata"]["uid"] = "mwrs-uid"
+    if template is not None:
+        m["spec"]["manifestWorkTemplate"] = template
+    return plan_deploy(
+        mwrs=m,
+        owner=owner_for("ns", "test-work"),
+        works=works,
+        placements={"test-placement": placement(selected=len(clusters))},
+        decisions={"test-placement": [decision(clusters)]},
+        now=at(100),
+        reserved=Reservations({k: frozenset(v) for k, v in (reserved or {}).items()}),
+        max_new_reservations=cap,
+    )
+
+
+def writes(p: DeployPlan) -> list[str]:
+    return sorted(w.cluster for w in p.refs[0].writes)
+
+
+# --- the record ------------------------------------------------------------------------------------
+
+
+def test_the_record_round_trips_as_compact_sorted_json() -> None:
+    record = Reservations({"p2": frozenset({"c2", "c1"}), "p1": frozenset({"a"})})
+    assert record.render() == '{"p1":["a"],"p2":["c1","c2"]}'
+    assert parse(record.render()) == record
+    assert len(record) == 3
+
+
+def test_an_empty_record_removes_the_annotation() -> None:
+    assert Reservations().render() is None
+    assert reservations.annotation_patch(Reservations()) == {reservations.ANNOTATION: None}
+    assert parse(None) == parse("") == Reservations()
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"p": "c1"}', '{"p": [1]}', '{"p": [""]}'])
+def test_a_malformed_record_is_an_error_naming_the_annotation(text: str) -> None:
+    with pytest.raises(ReservationRecordError, match=re.escape(reservations.ANNOTATION)):
+        parse(text)
+
+
+def test_target_names_look_like_generate_name_and_depend_on_owner_group_and_cluster() -> None:
+    name = target_name("web", owner_uid="u1", group="p", cluster="c1")
+    assert name.startswith("web") and len(name) == 8
+    assert set(name[3:]) <= set("bcdfghjklmnpqrstvwxz2456789")
+    assert name == target_name("web", owner_uid="u1", group="p", cluster="c1")
+    others = {target_name("web", owner_uid=u, group=g, cluster=c)
+              for u, g, c in [("u2", "p", "c1"), ("u1", "q", "c1"), ("u1", "p", "c2")]}
+    assert name not in others and len(others) == 3
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+
+
+def test_new_widening_writes_are_reserved() -> None:
+    p = plan([], ["c1", "c2", "c3", "c4"])
+    assert writes(p) == ["c1", "c2"]
+    assert p.reservations == Reservations({"test-placement": frozenset({"c1", "c2"})})
+
+
+def test_a_reserved_cluster_without_a_work_counts_as_in_flight() -> None:
+    """Another instance reserved c3 and c4 (its creates may be on the wire): with maxConcurrency 2
+    nothing new may start, and the reservations are carried out (same names), not replaced."""
+    p = plan([done("c1"), done("c2")], ["c1", "c2", "c3", "c4", "c5"],
+             {"test-placement": ["c3", "c4"]})
+    assert writes(p) == ["c3", "c4"]
+    names = {w.cluster: w.desired["metadata"]["name"] for w in p.refs[0].writes}
+    assert names == {c: target_name("test-work", owner_uid="mwrs-uid", group="test-placement", cluster=c)
+                     for c in ("c3", "c4")}
+    assert p.reservations.of("test-placement") == {"c3", "c4"}
+
+
+def test_without_the_reservations_the_same_view_widens() -> None:
+    """The same view without the record: the plan would start c3 and c4 itself, and with a second
+    instance's c3 and c4 (other names under generateName) the rollout would be twice as wide."""
+    p = plan([done("c1"), done("c2")], ["c1", "c2", "c3", "c4", "c5"])
+    assert writes(p) == ["c3", "c4"]
+
+
+def test_reservations_are_dropped_once_their_work_is_observed() -> None:
+    works = [done("c1"), work("c2")]
+    p = plan(works, ["c1", "c2", "c3"], {"test-placement": ["c1", "c2"]})
+    assert writes(p) == ["c3"]  # c2 (not applied yet) and c3 are in flight
+    assert p.reservations == Reservations({"test-placement": frozenset({"c3"})})
+
+
+def test_a_reservation_for_a_cluster_no_longer_decided_is_dropped_unwritten() -> None:
+    p = plan([], ["c1", "c2"], {"test-placement": ["c9"]})
+    assert "c9" not in writes(p)
+    assert p.reservations.of("test-placement") == {"c1", "c2"}
+
+
+def test_reservations_of_a_removed_placement_ref_are_dropped() -> None:
+    p = plan([], ["c1"], {"gone": ["c1"], "test-placement": []})
+    assert "gone" not in p.reservations.groups
+
+
+def test_a_new_spec_is_reserved_like_a_create() -> None:
+    new_template = copy.deepcopy(TEMPLATE)
+    new_template["workload"]["manifests"][0]["data"] = {"version": "2"}
+    works = [done(c) for c in ("c1", "c2", "c3")]
+    p = plan(works, ["c1", "c2", "c3"], template=new_template)
+    assert writes(p) == ["c1", "c2"]
+    assert all(w.widens and not w.is_create for w in p.refs[0].writes)
+    assert p.reservations.of("test-placement") == {"c1", "c2"}
+
+
+def test_a_metadata_only_patch_does_not_widen() -> None:
+    drifted = work("c1")  # current spec, not applied yet, a foreign label to remove
+    drifted["metadata"]["labels"]["extra"] = "x"
+    p = plan([drifted], ["c1"], strategy={"type": "All"})
+    assert [(w.cluster, w.widens) for w in p.refs[0].writes] == [("c1", False)]
+    assert p.reservations == Reservations()
+
+
+def test_new_reservations_per_pass_are_capped_and_the_rest_deferred() -> None:
+    clusters = [f"c{i}" for i in range(10)]
+    p = plan([], clusters, strategy={"type": "All"}, cap=4)
+    assert len(p.refs[0].writes) == 4 and p.deferred == 6
+    assert len(p.reservations) == 4
+    again = plan([], clusters, {"test-placement": sorted(p.reservations.of("test-placement"))},
+                 strategy={"type": "All"}, cap=4)
+    assert len(again.refs[0].writes) == 8 and again.deferred == 2
