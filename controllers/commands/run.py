@@ -12,7 +12,7 @@ import signal
 import sys
 from dataclasses import dataclass
 
-from controllers.runtime import health, leader, metrics, operator, registry
+from controllers.runtime import fencing, health, leader, metrics, operator, registry
 from controllers.runtime import logging as runtime_logging
 
 log = logging.getLogger("controllers.run")
@@ -279,7 +279,9 @@ async def serve(config: RunConfig) -> int:
         log.info("stopped")
 
 
-def _start_operator(config: RunConfig, state: health.RunState, stop: asyncio.Event) -> asyncio.Task[None]:
+def _start_operator(
+    config: RunConfig, state: health.RunState, stop: asyncio.Event, fence: fencing.WriteFence = fencing.UNFENCED
+) -> asyncio.Task[None]:
     ready = asyncio.Event()
 
     async def mark_ready() -> None:
@@ -298,6 +300,7 @@ def _start_operator(config: RunConfig, state: health.RunState, stop: asyncio.Eve
                 ready=ready,
                 extras={},  # fresh per run: controllers publish into it during setup
                 debug_address=config.debug_address,
+                fence=fence,
             )
         finally:
             marker.cancel()
@@ -335,8 +338,11 @@ async def _run_elected(config: RunConfig, state: health.RunState, stop: asyncio.
         state.last_api_contact = elector.last_contact
         state.leader_identity = elector.observed_holder
 
+    # The operator's writes are admitted only while the Lease is ours (fencing.py): a leader
+    # that cannot renew sends nothing after its renew deadline, even from a pass still running.
+    fence = fencing.WriteFence()
     elector = leader.LeaderElector(
-        client, config.identity, config.timings, on_change=on_change, on_step=on_step
+        client, config.identity, config.timings, on_change=on_change, on_step=on_step, fence=fence
     )
     metrics.set_leader(lease_key, False)
     releasing = False
@@ -358,7 +364,7 @@ async def _run_elected(config: RunConfig, state: health.RunState, stop: asyncio.
             if placeholder is not None:
                 await placeholder.stop()
             operator_stop = asyncio.Event()
-            op_task = _start_operator(config, state, operator_stop)
+            op_task = _start_operator(config, state, operator_stop, fence)
             hold_task = asyncio.create_task(elector.hold(stop), name="ocm-rollout lease renewal")
             await asyncio.wait({op_task, hold_task}, return_when=asyncio.FIRST_COMPLETED)
             if op_task.done():

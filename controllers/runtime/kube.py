@@ -18,6 +18,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from api import constants
+from controllers.runtime.fencing import UNFENCED, WriteFence
 
 JSON = dict[str, Any]
 
@@ -133,9 +134,13 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
 class Kube:
     """Async CRUD over JSON dicts. Calls run the sync client in worker threads."""
 
-    def __init__(self, api_client: ApiClient, *, field_manager: str = "ocm-rollout") -> None:
+    def __init__(
+        self, api_client: ApiClient, *, field_manager: str = "ocm-rollout", fence: WriteFence = UNFENCED
+    ) -> None:
         self.api_client = api_client
         self.field_manager = field_manager
+        # Every request but a read is admitted by the lease fence right before it is sent.
+        self.fence = fence
 
     # -- the one primitive ------------------------------------------------------------------
     def request_sync(
@@ -156,8 +161,9 @@ class Kube:
             body=body,
             auth_settings=["BearerToken"],
         )
+        timeout = None if method == "GET" else self.fence.admit()
         try:
-            response = self.api_client.call_api(*serialized)
+            response = self.api_client.call_api(*serialized, _request_timeout=timeout)
             data = response.read()
         except ApiException as exc:
             raise _error_from(int(exc.status or 0), str(exc.reason), exc.body) from None

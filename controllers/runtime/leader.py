@@ -42,6 +42,8 @@ from urllib.parse import quote
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from controllers.runtime.fencing import WriteFence
+
 log = logging.getLogger(__name__)
 
 JITTER_FACTOR: Final = 1.2  # client-go's JitterFactor: a standby waits retry_period * [1, 2.2)
@@ -404,6 +406,9 @@ class LeaderElector:
     on_change: LeadershipCallback | None = None
     # Called after every step (to publish the observed holder and API contact).
     on_step: Callable[[LeaderElector, Decision], None] | None = None
+    # Admits the controllers' writes while we lead (fencing.py): granted at every successful
+    # acquisition or renewal, revoked when leadership ends.
+    fence: WriteFence | None = None
     state: ElectorState = field(default_factory=ElectorState)
     # Last time the Lease was read successfully (for /readyz of a standby).
     last_contact: datetime | None = None
@@ -455,6 +460,7 @@ class LeaderElector:
         now = self.clock()
         decision = decide(current, identity=self.identity, now=now, state=self.state, timings=self.timings)
         written = False
+        sent_at = self.fence.now() if self.fence is not None else 0.0
         if decision.record is not None:
             try:
                 if decision.action is Action.CREATE:
@@ -470,6 +476,13 @@ class LeaderElector:
                 self.observed_holder = self.identity
         was_leading = self.state.leading
         self.state = after_write(self.state, decision, written=written, now=now)
+        if self.fence is not None:
+            if self.state.leading and written:
+                self.fence.grant(
+                    sent_at, renew_deadline=self.timings.renew_deadline, lease_duration=self.timings.lease_duration
+                )
+            elif not self.state.leading:
+                self.fence.revoke()
         if self.state.leading != was_leading:
             if self.state.leading:
                 log.info("became leader", extra={"lease": self.lease_key, "identity": self.identity, "reason": decision.reason})
@@ -509,6 +522,8 @@ class LeaderElector:
         """Give the Lease up if we hold it; True when the API accepted the release."""
         was_leading = self.state.leading
         self.state = ElectorState(observed=self.state.observed, last_renew=None)
+        if self.fence is not None:
+            self.fence.revoke()
         if was_leading and self.on_change is not None:
             self.on_change(False)
         try:

@@ -38,6 +38,7 @@ from aiohttp import web
 from kubernetes.client import ApiClient, Configuration
 
 from controllers.runtime import metrics
+from controllers.runtime.fencing import UNFENCED, WriteFence
 from controllers.runtime.kube import Kube, load_api_client
 from controllers.runtime.registry import ControllerContext, build_registry
 
@@ -152,6 +153,7 @@ async def run_operator(
     clock: Callable[[], datetime] | None = None,
     extras: dict[str, object] | None = None,
     debug_address: tuple[str, int] | None = None,
+    fence: WriteFence = UNFENCED,
 ) -> None:
     """Run the named controllers until ``stop`` is set; cancel the caller's task to abort.
 
@@ -161,6 +163,7 @@ async def run_operator(
     - ``ready``: set once kopf has started (startup handlers done).
     - ``extras``: the ``ControllerContext.extras`` dict, shared with the caller.
     - ``debug_address``: serve the routes controllers publish under ``extras["http_routes"]``.
+    - ``fence``: admits every write the controllers send (the leader's Lease, ``fencing.py``).
 
     Raises ``KubeconfigError`` before starting anything if the kubeconfig is unusable, and
     re-raises whatever made kopf itself fail. Returns only once every kopf task has ended.
@@ -170,7 +173,7 @@ async def run_operator(
     started: concurrent.futures.Future[_Inner] = concurrent.futures.Future()
     finished: concurrent.futures.Future[None] = concurrent.futures.Future()
     shared_extras: dict[str, object] = extras if extras is not None else {}
-    context = ControllerContext(kube=Kube(api_client), namespaces=list(namespaces) if namespaces else None)
+    context = ControllerContext(kube=Kube(api_client, fence=fence), namespaces=list(namespaces) if namespaces else None)
     if workers is not None:
         context.workers = workers
     if clock is not None:

@@ -187,7 +187,7 @@ class WorkWriter:
     def __init__(self, kube: Kube, concurrency: int) -> None:
         configuration = copy.deepcopy(kube.api_client.configuration)
         configuration.connection_pool_maxsize = max(concurrency, configuration.connection_pool_maxsize or 0)
-        self.kube = Kube(ApiClient(configuration), field_manager=kube.field_manager)
+        self.kube = Kube(ApiClient(configuration), field_manager=kube.field_manager, fence=kube.fence)
         self.executor = ThreadPoolExecutor(concurrency, thread_name_prefix="workset-write")
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> JSON:
