@@ -110,8 +110,14 @@ def new_status(
 ) -> PlacementStatus:
     """The Placement's next status: conditions merged into the existing ones by type."""
     merged = [c.model_copy() for c in placement.status.conditions]
+    generation = placement.metadata.generation
     for spec in conditions:
-        set_condition(merged, spec.condition(now), now)
+        condition = spec.condition(now)
+        if generation:
+            # Which spec this status answers (OCM leaves it 0): a rollout is not complete before
+            # its Placement has been scheduled for the current spec.
+            condition = condition.model_copy(update={"observed_generation": generation})
+        set_condition(merged, condition, now)
     return PlacementStatus(
         number_of_selected_clusters=selected,
         decision_groups=group_statuses(groups, pages),

@@ -293,7 +293,14 @@ def build_status(
         set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now)
     else:
         set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
-    if total == succeeded:
+    # Never Complete before every placement has been scheduled for its current spec and every
+    # decision page read: a placement not yet scheduled would otherwise count 0 of 0.
+    unready = [ref.unready for ref in plan.refs if ref.error is None and ref.unready is not None]
+    if unready:
+        set_condition(
+            conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "; ".join(unready), now
+        )
+    elif total == succeeded:
         set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
     else:
         set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
@@ -331,7 +338,12 @@ def build_status(
         )
         set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", reason, "", now)
     elif summary["available"] == count and summary["progressing"] == 0 and summary["degraded"] == 0:
-        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
+        if unready:
+            set_condition(
+                conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "; ".join(unready), now
+            )
+        else:
+            set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
     elif summary["progressing"] > 0 and summary["degraded"] == 0:
         set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
     else:

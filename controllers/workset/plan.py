@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from api.constants import (
+    CONDITION_PLACEMENT_SATISFIED,
     LABEL_DECISION_GROUP_INDEX,
     LABEL_DECISION_GROUP_NAME,
     LABEL_PLACEMENT_NAME,
@@ -126,6 +127,9 @@ class RefPlan:
     pending: frozenset[str] = frozenset()
     # Widening writes this pass could not reserve (over the per-pass limit).
     deferred: int = 0
+    # Why the placement's decisions cannot be called final yet (None: scheduled for its current
+    # spec, every decision page read). A rollout is never Complete while this is set.
+    unready: str | None = None
 
     @property
     def succeeded(self) -> set[str]:
@@ -219,6 +223,46 @@ def _placement_counts(placement: Mapping[str, Any]) -> tuple[int, int]:
         selected if isinstance(selected, int) and not isinstance(selected, bool) else 0,
         len(groups) if isinstance(groups, list) else 0,
     )
+
+
+def scheduling_gap(placement: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], decided: int) -> str | None:
+    """Why the decisions read for ``placement`` are not (yet) its final word, or None.
+
+    - It selects no cluster: never scheduled, or nothing matches (OCM calls that rolled out).
+    - Its PlacementSatisfied condition answers an older generation of its spec (OCM leaves the
+      condition's observedGeneration 0: then this check is skipped).
+    - A decision page its status names was not read, or the pages read hold another number of
+      clusters than ``numberOfSelectedClusters`` (pages and status are written one after the
+      other, and caches see them at different moments).
+    """
+    name = name_of(placement)
+    selected, _ = _placement_counts(placement)
+    if selected == 0:
+        return f"Placement {name!r} has selected no clusters (yet)"
+    status = placement.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    generation = meta(placement).get("generation")
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") == CONDITION_PLACEMENT_SATISFIED:
+            observed = cond.get("observedGeneration")
+            if isinstance(observed, int) and observed > 0 and isinstance(generation, int) and observed != generation:
+                return (
+                    f"Placement {name!r} has not been scheduled for its current spec "
+                    f"(generation {generation}; its status is for generation {observed})"
+                )
+    read = {name_of(page) for page in pages}
+    missing = sorted(
+        str(page)
+        for group in status.get("decisionGroups") or ()
+        if isinstance(group, Mapping)
+        for page in group.get("decisions") or ()
+        if str(page) not in read
+    )
+    if missing:
+        return f"decision pages of Placement {name!r} not read yet: {', '.join(missing)}"
+    if decided != selected:
+        return f"the decisions read for Placement {name!r} hold {decided} of its {selected} selected clusters"
+    return None
 
 
 # ------------------------------------------------------------------------------------------
@@ -355,6 +399,7 @@ def _plan_ref(
     for group in groups:
         for cluster in group.clusters:
             plan.decided.setdefault(cluster, (group.group_name, group.group_index))
+    plan.unready = scheduling_gap(placement, decision_pages, len(plan.decided))
     # A reservation whose write is not observed yet is a cluster in flight (ToApply) for the
     # planner: some instance may be writing it right now (controllers.rollout.reservations).
     plan.pending = frozenset(c for c in reserved if c not in plan.statuses)

@@ -147,3 +147,15 @@ def test_warning_is_not_misconfigured() -> None:
     assert result.status.code == "Warning"
     assert misconfigured(result)[0] == "False"
     assert satisfied(result)[0] == "True"
+
+
+def test_conditions_record_the_generation_they_were_computed_for() -> None:
+    """OCM leaves observedGeneration 0; ours says which spec the decisions answer, so a rollout
+    can tell a Placement not yet scheduled for its current spec (MWRS never Complete early)."""
+    p = placement()
+    p.metadata.generation = 4
+    result = run(p, world(plain(1)))
+    assert result.new_status is not None
+    assert {c.type: c.observed_generation for c in result.new_status.conditions} == {
+        "PlacementMisconfigured": 4, "PlacementSatisfied": 4
+    }
