@@ -25,6 +25,7 @@ from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,
     Env,
     WorkMonitor,
+    WorksetOperator,
     condition,
     holds_for,
     summary,
@@ -339,3 +340,65 @@ def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(age
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills == 10
     assert _shape(agents, ns_name, "fleet") == expected
+
+
+# --- overlapping instances under random kills (the rollout fence) ------------------------------------
+
+# CI runs one round of each strategy; by hand, e.g. 50 rounds while two `yes > /dev/null` load the
+# machine:  OCM_ROLLOUT_STRESS_RUNS=50 .venv/bin/python -m pytest -q tests/integration/test_workset_agents.py -k overlapping
+STRESS_RUNS = int(os.environ.get("OCM_ROLLOUT_STRESS_RUNS", "1"))
+STRESS_GROUPS = [RELIABLE[i:i + 10] for i in range(0, 50, 10)]
+
+
+def groups_in_order(owner: str, groups: list[list[str]]) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+    """ProgressivePerGroup's bound: no work of a group before every earlier group's work succeeded."""
+    group_of = {c: i for i, g in enumerate(groups) for c in g}
+    mine = owned_by(owner)
+
+    def check(works: dict[tuple[str, str], JSON]) -> str | None:
+        present = [w for w in works.values() if mine(w)]
+        started = {w["metadata"]["namespace"] for w in present}
+        unfinished = {w["metadata"]["namespace"] for w in present if not done(w)}
+        for work in present:
+            index = group_of[work["metadata"]["namespace"]]
+            behind = [c for g in groups[:index] for c in g if c not in started or c in unfinished]
+            if behind:
+                return f"group {index} ({work['metadata']['namespace']}) started before {sorted(behind)[:3]} succeeded"
+        return None
+
+    return check
+
+
+@pytest.mark.parametrize("round_", range(STRESS_RUNS))
+@pytest.mark.parametrize("strategy", ["Progressive", "ProgressivePerGroup"])
+def test_overlapping_instances_killed_at_random_never_widen(agents: Env, strategy: str, round_: int) -> None:
+    """Two workset controllers run at once for the whole rollout; at random moments one of them
+    is aborted mid-flight and started again. Every work change is checked against the bound."""
+    ns_name = agents.unique("stress")
+    owner = f"{ns_name}.fleet"
+    bound = in_flight_at_most(owner, 2) if strategy == "Progressive" else groups_in_order(owner, STRESS_GROUPS)
+    monitor = start_monitor(agents, bound, one_work_per_cluster(owner))
+    rng = random.Random(f"{strategy}-{round_}")
+    second = WorksetOperator(agents.kubeconfig)
+    second.start()
+    instances = [agents.operator, second]
+    kills = 0
+    try:
+        if strategy == "Progressive":
+            rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
+        else:
+            rollout(agents, "fleet", RELIABLE, {"type": "ProgressivePerGroup"}, groups=STRESS_GROUPS, ns=ns_name)
+        while kills < 40 and not fleet_finished(agents, ns_name):
+            time.sleep(rng.uniform(0.02, 0.3))
+            victim = rng.choice(instances)
+            victim.kill()
+            victim.start()
+            kills += 1
+        complete(agents, ns_name, "fleet", timeout=120)
+    finally:
+        second.kill()
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills >= 5
+    works = agents.works_of(ns_name, "fleet")
+    assert len(works) == len(RELIABLE) and all(done(w) for w in works)

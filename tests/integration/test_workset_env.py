@@ -68,15 +68,20 @@ class WorksetOperator(OperatorThread):
     def controller(self) -> Any:
         return self.extras.get("workset")
 
+    def start(self) -> None:
+        before = {t for t in threading.enumerate() if t.name == "kopf-operator"}
+        super().start()
+        # This instance's own kopf thread (others may run beside it: overlapping instances).
+        self.kopf_threads = {t for t in threading.enumerate() if t.name == "kopf-operator"} - before
+
     def _end(self, how: Callable[[], object]) -> None:
         if self.thread is None or self.loop is None:
             return
-        kopf_threads = {t for t in threading.enumerate() if t.name == "kopf-operator"}
         controller = self.controller
         super()._end(how)
         if controller is not None:
             controller.writer.executor.shutdown(wait=True, cancel_futures=True)
-        for thread in kopf_threads:
+        for thread in getattr(self, "kopf_threads", ()):
             thread.join(60)
 
 
