@@ -94,18 +94,11 @@ def overlap(env: Env, hold: Callable[[Any, Barrier], None], passes_held: int) ->
         wait_for(lambda: len(env.works_of(ns, "web")) >= 2, what="two works")
         works = env.works_of(ns, "web")
     finally:
-        kill_all([first] if second is None else [first, second])
+        first.kill()
+        if second is not None:
+            second.kill()
         monitor.stop()
     return works, monitor.violations
-
-
-def kill_all(operators: list[WorksetOperator]) -> None:
-    """Abort every instance first: ending one waits for every kopf thread alive when it ends."""
-    for operator in operators:
-        if operator.loop is not None and operator.loop.is_running() and operator.task is not None:
-            operator.loop.call_soon_threadsafe(operator.task.cancel)
-    for operator in operators:
-        operator.kill()
 
 
 def test_a_create_held_on_the_wire_lands_as_the_work_the_other_instance_counted(fence_env: Env) -> None:
