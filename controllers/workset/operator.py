@@ -492,20 +492,14 @@ class WorksetController:
             return reservations.EMPTY
 
     async def _reserve(self, body: JSON, record: Reservations) -> JSON | None:
-        """Write ``record`` on the MWRS, fenced on the resourceVersion the pass planned from. On a
-        conflict, the MWRS as stored now replaces the cached copy and None is returned: the pass
-        is over and the next one plans from the other writer's reservations."""
+        """Write ``record`` on the MWRS, fenced on the resourceVersion the pass planned from; None
+        on a conflict: the pass is over, and the next one (when the other writer's change reaches
+        the cache, which re-queues this MWRS) plans from the other writer's reservations."""
         patch = {"metadata": {"annotations": reservations.annotation_patch(record)}}
         fenced = await self._patch_mwrs(body, patch, subresource=None)
-        if fenced is not None:
-            return fenced
-        log.info("reservation conflict: planning again", extra={"key": f"{namespace_of(body)}/{name_of(body)}"})
-        try:
-            stored = await self.kube.get(MANIFEST_WORK_REPLICA_SETS, name_of(body), namespace_of(body))
-        except KubeError:
-            return None
-        self.mwrs_rw.wrote(body, stored)
-        return None
+        if fenced is None:
+            log.info("reservation conflict: planning again", extra={"key": f"{namespace_of(body)}/{name_of(body)}"})
+        return fenced
 
     async def _finalize(self, key: str, body: JSON, owner: Owner) -> float | None:
         works = self.owned_works(owner)
@@ -569,7 +563,7 @@ class WorksetController:
         if plan.reservations != record:
             fenced = await self._reserve(body, plan.reservations)
             if fenced is None:
-                return 0.0
+                return CONFLICT_RETRY_SECONDS
             body = fenced
         outcome = await self._execute(plan, owner)
         works_after = self.owned_works(owner)
