@@ -60,8 +60,9 @@ class Reservations:
     def __len__(self) -> int:
         return sum(len(clusters) for clusters in self.groups.values())
 
-    def __bool__(self) -> bool:
-        return len(self) > 0
+    def adds_to(self, recorded: Reservations) -> bool:
+        """Does this record hold a cluster that ``recorded`` does not (a new reservation)?"""
+        return any(clusters - recorded.of(group) for group, clusters in self.groups.items())
 
     def with_group(self, group: str, clusters: Iterable[str]) -> Reservations:
         merged = dict(self.groups)

@@ -171,10 +171,6 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _new_reservations(wanted: Reservations, recorded: Reservations) -> bool:
-    return any(clusters - recorded.of(group) for group, clusters in wanted.groups.items())
-
-
 # How long a stopping controller waits for the ManifestWork writes already sent.
 CLOSE_TIMEOUT_SECONDS = 30.0
 
@@ -552,7 +548,7 @@ class WorksetController:
             )
 
         plan = planned(works)
-        if _new_reservations(plan.reservations, record):
+        if plan.reservations.adds_to(record):
             # New clusters go in flight: plan them from the API itself, not only from the cache,
             # which may lag (e.g. right after a restart), then reserve them on the MWRS with its
             # resourceVersion as read (controllers.rollout.reservations). A concurrent writer

@@ -123,8 +123,6 @@ class RefPlan:
     # The reservations this ref needs after the pass: clusters reserved earlier whose write is not
     # observed yet (still decided), plus the clusters of this pass's widening writes.
     reserved: frozenset[str] = frozenset()
-    # Clusters reserved earlier (not observed yet) that the plan counts as in flight.
-    pending: frozenset[str] = frozenset()
     # Widening writes this pass could not reserve (over the per-pass limit).
     deferred: int = 0
     # Why the placement's decisions cannot be called final yet (None: scheduled for its current
@@ -166,10 +164,6 @@ class DeployPlan:
     reservations: Reservations = EMPTY
     # Widening writes left for the next pass (more than one pass may reserve).
     deferred: int = 0
-
-    @property
-    def widening_writes(self) -> list[WorkWrite]:
-        return [w for ref in self.refs for w in ref.writes if w.widens]
 
     @property
     def recheck_after(self) -> float | None:
@@ -402,12 +396,12 @@ def _plan_ref(
     plan.unready = scheduling_gap(placement, decision_pages, len(plan.decided))
     # A reservation whose write is not observed yet is a cluster in flight (ToApply) for the
     # planner: some instance may be writing it right now (controllers.rollout.reservations).
-    plan.pending = frozenset(c for c in reserved if c not in plan.statuses)
-    plan.reserved = frozenset(c for c in plan.pending if c in plan.decided)
+    pending = sorted(c for c in reserved if c not in plan.statuses)
+    plan.reserved = frozenset(c for c in pending if c in plan.decided)
     existing = [
         ClusterRolloutStatus(cluster, RolloutStatus(status.status), status.last_transition_time)
         for cluster, status in sorted(plan.statuses.items())
-    ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in sorted(plan.pending)]
+    ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in pending]
     existing.sort(key=lambda entry: entry.cluster_name)
     strategy = ref.get("rolloutStrategy")
     if strategy is None:
