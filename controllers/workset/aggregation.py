@@ -44,8 +44,8 @@ from api.constants import (
     WORK_CONDITION_DEGRADED,
     WORK_CONDITION_PROGRESSING,
 )
+from controllers.common.wire import JSON, format_time, is_deleting, labels_of
 from controllers.workset.plan import DeployPlan, RefPlan
-from controllers.workset.wire import JSON, format_time, is_deleting, labels_of
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
 

@@ -21,9 +21,9 @@ from api.constants import (
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
+from controllers.common.wire import JSON
 from controllers.workset.aggregation import DeployOutcome, find_condition
 from controllers.workset.plan import DeployPlan
-from controllers.workset.wire import JSON
 
 NORMAL = "Normal"
 WARNING = "Warning"

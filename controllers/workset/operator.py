@@ -43,6 +43,15 @@ from api.constants import (
 )
 from api.meta import format_validation_error
 from api.work_v1alpha1 import ManifestWorkReplicaSet
+from controllers.common.wire import (
+    annotations_of,
+    generation_of,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
 from controllers.rollout import reservations
 from controllers.rollout.reservations import ReservationRecordError, Reservations
 from controllers.runtime import metrics
@@ -69,15 +78,6 @@ from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
 from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
 from controllers.workset.template import normal_spec
-from controllers.workset.wire import (
-    annotations_of,
-    generation_of,
-    is_deleting,
-    labels_of,
-    meta,
-    name_of,
-    namespace_of,
-)
 from controllers.workset.workbuild import Owner, belongs_to, owner_for
 
 log = logging.getLogger(__name__)

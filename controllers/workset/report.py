@@ -25,9 +25,9 @@ from api.constants import (
     ROLLOUT_TYPE_ALL,
     WORK_CONDITION_APPLIED,
 )
+from controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from controllers.workset.plan import RefPlan, plan_deploy
 from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
-from controllers.workset.wire import JSON, conditions_of, format_time, generation_of
 from controllers.workset.workbuild import owner_for
 
 SUCCEEDED_STATE = "succeeded"

@@ -35,7 +35,7 @@ from api.constants import (
     WORK_CONDITION_DEGRADED,
     WORK_CONDITION_PROGRESSING,
 )
-from controllers.workset.wire import Cond, annotations_of, conditions_of, generation_of, parse_time
+from controllers.common.wire import Cond, annotations_of, conditions_of, generation_of, parse_time
 
 TO_APPLY: Final = ROLLOUT_STATUS_TO_APPLY
 PROGRESSING: Final = ROLLOUT_STATUS_PROGRESSING

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from api.constants import LABEL_MANIFESTWORK_REPLICASET, WORK_CONDITION_COMPLETE
-from controllers.workset.wire import conditions_of, is_deleting, labels_of
+from controllers.common.wire import conditions_of, is_deleting, labels_of
 
 KEEP = "keep"
 DELETE = "delete"

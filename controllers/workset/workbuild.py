@@ -28,8 +28,8 @@ from api.constants import (
     LABEL_MANIFESTWORK_REPLICASET,
     LABEL_PLACEMENT_NAME,
 )
+from controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
 from controllers.workset.template import spec_equals_template
-from controllers.workset.wire import JSON, annotations_of, format_time, labels_of, meta
 
 LABEL_VALUE_MAX = 63
 _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

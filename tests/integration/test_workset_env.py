@@ -32,7 +32,7 @@ from controllers.runtime.kube import (
     PLACEMENTS,
 )
 from controllers.runtime.operator import load_client
-from controllers.workset.wire import format_time
+from controllers.common.wire import format_time
 from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups, wait_until
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
 from controllers.runtime.operator import load_client
-from controllers.workset.wire import parse_time
+from controllers.common.wire import parse_time
 from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,
     Env,

@@ -10,7 +10,7 @@ from api.constants import LABEL_DECISION_GROUP_NAME as DECISION_GROUP_NAME_LABEL
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT as PLACEMENT_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.workset.wire import format_time
+from controllers.common.wire import format_time
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -6,7 +6,8 @@ import copy
 import re
 from typing import Any
 
-from controllers.workset.plan import DeployPlan, decision_groups, plan_deploy
+from controllers.common.decisions import decision_groups
+from controllers.workset.plan import DeployPlan, plan_deploy
 from controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import (
     TEMPLATE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
+from controllers.common.wire import format_time
 from controllers.workset.status_mapping import (
     FAILED,
     PROGRESSING,
@@ -11,7 +12,6 @@ from controllers.workset.status_mapping import (
     revision_start,
     rollout_status,
 )
-from controllers.workset.wire import format_time
 from tests.unit.test_workset_fixtures import at, cond, work
 
 
