@@ -17,17 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import functools
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import kopf
-from kubernetes.client import ApiClient
 from pydantic import ValidationError
 
 from api.constants import (
@@ -66,14 +61,13 @@ from controllers.runtime.kube import (
     Conflict,
     Forbidden,
     Invalid,
-    Kube,
     KubeError,
     NotFound,
-    Resource,
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
 from controllers.runtime.watchcache import WatchCache, newer
+from controllers.runtime.writer import ConcurrentWriter
 from controllers.workset import aggregation, events, report, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
 from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
@@ -171,66 +165,13 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-# How long a stopping controller waits for the ManifestWork writes already sent.
-CLOSE_TIMEOUT_SECONDS = 30.0
-
-
-class WorkWriter:
-    """ManifestWork writes with ``WRITE_CONCURRENCY`` requests in flight: a connection pool and
-    threads of its own, so a pass over a thousand clusters is not limited by the event loop's
-    default executor (a handful of threads) nor by the shared client's pool."""
-
-    def __init__(self, kube: Kube, concurrency: int) -> None:
-        configuration = copy.deepcopy(kube.api_client.configuration)
-        configuration.connection_pool_maxsize = max(concurrency, configuration.connection_pool_maxsize or 0)
-        self.kube = Kube(ApiClient(configuration), field_manager=kube.field_manager, fence=kube.fence)
-        self.executor = ThreadPoolExecutor(concurrency, thread_name_prefix="workset-write")
-
-    async def _call(self, method: str, path: str, **kwargs: Any) -> JSON:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self.executor, functools.partial(self.kube.request_sync, method, path, **kwargs)
-        )
-
-    async def create(self, res: Resource, body: JSON, namespace: str) -> JSON:
-        body = {"apiVersion": res.api_version, "kind": res.kind, **body}
-        return await self._call("POST", res.path(namespace), body=body, query={"fieldManager": self.kube.field_manager})
-
-    async def patch(self, res: Resource, name: str, patch: JSON, namespace: str) -> JSON:
-        return await self._call(
-            "PATCH",
-            res.path(namespace, name),
-            body=patch,
-            content_type="application/merge-patch+json",
-            query={"fieldManager": self.kube.field_manager},
-        )
-
-    async def delete(self, res: Resource, name: str, namespace: str) -> None:
-        try:
-            await self._call("DELETE", res.path(namespace, name), body={"kind": "DeleteOptions", "apiVersion": "v1"})
-        except NotFound:
-            pass
-
-    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
-        """Stop writing: queued writes are dropped, writes already on the wire are waited for
-        (at most ``timeout`` seconds), so that a controller that stopped (a lost lease, a
-        shutdown) has no write landing after a successor has listed the works."""
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        finisher = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
-        finisher.start()
-        finisher.join(timeout)
-        if finisher.is_alive():
-            log.warning("workset writes still in flight after stop", extra={"timeout": timeout})
-        self.kube.api_client.close()
-
-
 class WorksetController:
     """State and handlers of one running ManifestWorkReplicaSet controller."""
 
     def __init__(self, context: ControllerContext) -> None:
         self.context = context
         self.kube = context.kube
-        self.writer = WorkWriter(context.kube, WRITE_CONCURRENCY)
+        self.writer = ConcurrentWriter(context.kube, WRITE_CONCURRENCY, name="workset-write")
         self.queue: WorkQueue[str] = WorkQueue("workset", on_depth=context.on_queue_depth)
         # Finished-work garbage collection (MWRS.md 9), keyed "namespace/name" of a work.
         self.ttl_queue: WorkQueue[str] = WorkQueue("workset-ttl", on_depth=context.on_queue_depth)

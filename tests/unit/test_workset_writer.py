@@ -8,11 +8,11 @@ import time
 from kubernetes.client import ApiClient, Configuration
 
 from controllers.runtime.kube import Kube
-from controllers.workset.operator import WorkWriter
+from controllers.runtime.writer import ConcurrentWriter
 
 
-def _writer() -> WorkWriter:
-    return WorkWriter(Kube(ApiClient(Configuration())), concurrency=2)
+def _writer() -> ConcurrentWriter:
+    return ConcurrentWriter(Kube(ApiClient(Configuration())), concurrency=2)
 
 
 def test_close_waits_for_a_write_already_sent() -> None:
