@@ -306,3 +306,42 @@ REASON_ADDON_FAILED: Final = "Failed"
 REASON_WAITING_FOR_CANARY: Final = "WaitingForCanary"  # defined by the API, never set
 # Older add-on Progressing reasons, no longer produced by OCM (listed for readers of old objects).
 LEGACY_ADDON_REASONS: Final = ("Installing", "InstallSucceed", "Upgrading")
+# -- MCA Progressing (controllers/addon/progressing.py) ----------------------------------------
+# Progressing condition messages (OCM's); the unsupported one is filled with str.format(group,
+# resource), the progressing one with one of the MESSAGE_PROGRESSING_* details.
+MESSAGE_CONFIGURATION_UNSUPPORTED: Final = "Configuration with gvr {}/{} is not supported for this addon"
+MESSAGE_WAITING_FOR_MANIFEST_APPLIED: Final = "Waiting for ManagedClusterAddOn ManifestApplied condition"
+MESSAGE_WAITING_FOR_HOSTING_MANIFEST_APPLIED: Final = (
+    "Waiting for ManagedClusterAddOn HostingManifestApplied condition"
+)
+MESSAGE_ADDON_PROGRESSING: Final = "progressing... {}"
+MESSAGE_PROGRESSING_NO_ADDON_WORKS: Final = "no addon works"
+MESSAGE_PROGRESSING_CONFIGS_MISMATCH: Final = "mca and work configs mismatch"
+MESSAGE_PROGRESSING_WORK_NOT_READY: Final = "work is not ready"
+MESSAGE_ADDON_COMPLETED: Final = "completed with no errors."
+# Name prefix of an add-on's pre-delete hook works (str.format(addon)); they are not deploy works.
+ADDON_PRE_DELETE_WORK_PREFIX: Final = "addon-{}-pre-delete"
+# -- end MCA Progressing -----------------------------------------------------------------------
+
+# --------------------------------------------------------------------------------------------
+# Add-on configuration rollout (controllers/addon/configs.py, configrollout.py)
+# --------------------------------------------------------------------------------------------
+# MCA Configured condition messages (OCM's).
+MESSAGE_CONFIGURATIONS_CONFIGURED: Final = "Configurations configured"
+MESSAGE_CONFIGURATIONS_NOT_CONFIGURED: Final = "Configurations updated and not configured yet"
+# CMA installProgressions[].conditions[Progressing] messages (OCM's), filled with str.format:
+# total, configured (progressing + done) or done, configuredTotal, failed, timeout.
+MESSAGE_INSTALL_PROGRESSING: Final = (
+    "selected clusters {}. configured addons {}/{} progressing..., {} failed {} timeout."
+)
+MESSAGE_INSTALL_COMPLETED: Final = (
+    "selected clusters {}. configured addons {}/{} completed with no errors, {} failed {} timeout."
+)
+# This project's own installProgressions Progressing=True reasons: the placement's rollout is held
+# (its clusters keep their current configuration) while the problem lasts; OCM stops the whole CMA.
+# The Placement does not exist.
+REASON_PLACEMENT_NOT_FOUND: Final = "PlacementNotFound"
+# A PlacementDecision of the placement has no integer decision-group-index label.
+REASON_INVALID_PLACEMENT_DECISIONS: Final = "InvalidPlacementDecisions"
+# The placement's rolloutStrategy is invalid (unknown type, malformed duration or threshold).
+REASON_INVALID_ROLLOUT_STRATEGY: Final = "InvalidRolloutStrategy"

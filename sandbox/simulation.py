@@ -11,11 +11,18 @@ then runs, until stopped:
   ``sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
   finalizer removal);
 - the hub side of registration that OCM runs on the hub: acceptance, lease expiry -> Available
-  Unknown, the built-in taints, ManagedClusterSet and binding status.
+  Unknown, the built-in taints, ManagedClusterSet and binding status;
+- per ManagedClusterAddOn of a registered add-on (a ClusterManagementAddOn of the same name) in a
+  cluster namespace, the add-on's own framework: ``status.supportedConfigs`` (the declared config
+  types the hub serves, learnt through discovery and learnt again when a CRD changes), the deploy
+  work ``addon-<addon>-deploy-0`` rendering the agent, ``ManifestApplied`` and ``Available``,
+  planned by the pure ``sandbox.agents.addon.plan_addon``. An add-on is looked at again when it,
+  its ClusterManagementAddOn, its AddOnDeploymentConfigs, its deploy work or its cluster changes.
 
 Every decision is made by the pure core from what is stored in the API; in memory there is only
 the time each work generation was first seen (a restarted simulation treats a generation the
-status already reports as applied) and the simulation's start time (the profile's windows).
+status already reports as applied), the simulation's start time (the profile's windows), what the
+hub serves (discovery) and an index of the add-ons to look at again when something changes.
 """
 
 from __future__ import annotations
@@ -29,8 +36,11 @@ from typing import Any
 
 from api import constants
 from controllers.runtime.kube import (
+    ADDON_DEPLOYMENT_CONFIGS,
+    CLUSTER_MANAGEMENT_ADDONS,
     JSON,
     LEASES,
+    MANAGED_CLUSTER_ADDONS,
     MANAGED_CLUSTER_SET_BINDINGS,
     MANAGED_CLUSTER_SETS,
     MANAGED_CLUSTERS,
@@ -38,11 +48,25 @@ from controllers.runtime.kube import (
     NAMESPACES,
     Conflict,
     Kube,
+    KubeError,
     NotFound,
+    Resource,
 )
 from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.watchcache import Key, WatchCache
 from sandbox.agents import names
+from sandbox.agents.addon import (
+    ConfigKey,
+    GroupResource,
+    addon_status,
+    apply_failure,
+    declared_config_types,
+    deploy_work_name,
+    deployment_config_ref,
+    needs_render,
+    plan_addon,
+)
+from sandbox.agents.addon_index import AddonIndex
 from sandbox.agents.registration import (
     agent_status,
     binding_status,
@@ -63,6 +87,7 @@ from sandbox.agents.registration import (
 )
 from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
 from sandbox.sim_client import Writer
+from sandbox.sim_discovery import served_resources
 from sandbox.sim_profile import ClusterPlan, Profile
 
 log = logging.getLogger(__name__)
@@ -70,6 +95,12 @@ log = logging.getLogger(__name__)
 BINDING_NAMESPACE = "default"
 CONFLICT_RETRY_SECONDS = 0.05
 MAX_STEPS_PER_RECONCILE = 6
+# A deploy work that could not be written is tried again after this long.
+ADDON_RETRY_SECONDS = 5.0
+DISCOVERY_KEY = "discovery"
+CRDS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
 
 
 def utc_now() -> datetime:
@@ -123,12 +154,23 @@ class Simulation:
         )
         self.cluster_sets = WatchCache(kube, MANAGED_CLUSTER_SETS, on_change=self._on_set_or_binding)
         self.bindings = WatchCache(kube, MANAGED_CLUSTER_SET_BINDINGS, on_change=self._on_set_or_binding)
-        self.informers = [self.clusters, self.works, self.leases, self.cluster_sets, self.bindings]
+        self.addon_managers = WatchCache(kube, CLUSTER_MANAGEMENT_ADDONS, on_change=self._on_addon_manager)
+        self.addons = WatchCache(kube, MANAGED_CLUSTER_ADDONS, on_change=self._on_addon)
+        self.deployment_configs = WatchCache(kube, ADDON_DEPLOYMENT_CONFIGS, on_change=self._on_deployment_config)
+        self.crds = WatchCache(kube, CRDS, on_change=self._on_crd)
+        self.informers = [
+            self.clusters, self.works, self.leases, self.cluster_sets, self.bindings,
+            self.addon_managers, self.addons, self.deployment_configs, self.crds,
+        ]  # fmt: skip
+        self.served: set[GroupResource] = set()
+        self.addon_index = AddonIndex()
 
         self.work_queue: WorkQueue[Key] = WorkQueue("sim-work-agent")
         self.agent_queue: WorkQueue[str] = WorkQueue("sim-registration-agent")
         self.hub_queue: WorkQueue[str] = WorkQueue("sim-registration-hub")
         self.set_queue: WorkQueue[Key] = WorkQueue("sim-clusterset-hub")
+        self.addon_queue: WorkQueue[Key] = WorkQueue("sim-addon-framework")
+        self.discovery_queue: WorkQueue[str] = WorkQueue("sim-addon-discovery")
 
     # -- helpers ----------------------------------------------------------------------------------
     def elapsed(self, now: datetime) -> float:
@@ -174,6 +216,8 @@ class Simulation:
         )
         if labels_changed:
             self._queue_sets()
+        if previous is None or event_type == "DELETED" or _availability(obj) != _availability(previous):
+            self._queue_addons(self.addon_index.in_namespace(name))
         if previous is not None:
             self._report_cluster_change(name, obj, previous)
 
@@ -182,6 +226,9 @@ class Simulation:
 
     def _on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         key = (str(obj["metadata"]["namespace"]), str(obj["metadata"]["name"]))
+        addon = str((obj["metadata"].get("labels") or {}).get(names.ADDON_NAME_LABEL) or "")
+        if addon and key[1] == deploy_work_name(addon):
+            self._queue_addons([(key[0], addon)])
         if event_type == "DELETED":
             self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
             return
@@ -190,6 +237,34 @@ class Simulation:
 
     def _on_set_or_binding(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         self._queue_sets()
+
+    def _on_addon(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        if event_type == "DELETED":
+            self.addon_index.remove(obj)
+        else:
+            self.addon_index.update(obj)
+        self._queue_addons([(str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"]))])
+
+    def _on_addon_manager(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        if previous is not None and event_type != "DELETED":
+            unchanged = obj.get("spec") == previous.get("spec") and (
+                (obj.get("metadata") or {}).get("annotations") == (previous.get("metadata") or {}).get("annotations")
+            )
+            if unchanged:  # a status write of the hub's add-on manager
+                return
+        self._queue_addons(self.addon_index.of_addon(str(obj["metadata"]["name"])))
+
+    def _on_deployment_config(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        meta = obj.get("metadata") or {}
+        self._queue_addons(self.addon_index.using_config(str(meta.get("namespace") or ""), str(meta.get("name"))))
+
+    def _on_crd(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self.discovery_queue.add(DISCOVERY_KEY)
+
+    def _queue_addons(self, keys: list[Key]) -> None:
+        for key in keys:
+            if key[0] in self.plans:
+                self.addon_queue.add(key)
 
     def _queue_sets(self) -> None:
         for obj in self.cluster_sets.items():
@@ -393,6 +468,102 @@ class Simulation:
         if new != old:
             self._emit("work", f"{namespace}/{name}", f"generation {generation_of(after)}: {new}")
 
+    # -- the add-on frameworks (one key per ManagedClusterAddOn) --------------------------------------
+    async def reconcile_discovery(self, _key: str) -> float | None:
+        """Learn again what the hub serves; look again at the add-ons whose supported configs change."""
+        served = await served_resources(self.kube)
+        changed = served ^ self.served
+        self.served = served
+        if changed:
+            for manager in self.addon_managers.items():
+                if changed.intersection(declared_config_types(manager)):
+                    self._queue_addons(self.addon_index.of_addon(str(manager["metadata"]["name"])))
+        return None
+
+    async def _deployment_configs(self, addon: JSON, fresh: bool) -> dict[ConfigKey, JSON]:
+        """The AddOnDeploymentConfig ``addon`` names, from the cache, or read from the API when the
+        agent is about to be rendered with it (the cache may not have the version that was hashed)."""
+        ref = deployment_config_ref(addon)
+        if ref is None:
+            return {}
+        _group, _resource, namespace, name = ref
+        obj = self.deployment_configs.get(name, namespace)
+        if fresh:
+            obj = await self.kube.get_or_none(ADDON_DEPLOYMENT_CONFIGS, name, namespace or None)
+            if obj is not None:
+                self.deployment_configs.remember(obj)
+        return {} if obj is None else {ref: obj}
+
+    async def reconcile_addon(self, key: Key) -> float | None:
+        namespace, name = key
+        if namespace not in self.plans:
+            return None
+        addon = self.addons.get(name, namespace)
+        manager = self.addon_managers.get(name)
+        if addon is None or manager is None or (addon.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        work = self.works.get(deploy_work_name(name), namespace)
+        configs = await self._deployment_configs(addon, fresh=needs_render(addon, work))
+        cluster = self.clusters.get(namespace)
+        now = self.clock()
+        plan = plan_addon(addon, manager, self.served, configs, work, cluster, now)
+        failure = plan.work.failure
+        retry: float | None = None
+        status = plan.status
+        try:
+            written: JSON | None = None
+            if plan.work.create is not None:
+                written = await self.kube.create(MANIFEST_WORKS, plan.work.create, namespace)
+            elif plan.work.patch is not None and work is not None:
+                written = await self.writer.merge_patch(MANIFEST_WORKS, work, plan.work.patch)
+            if written is not None:
+                self.works.remember(written)
+                self._report_deploy_work(key, work, written)
+                work = written
+                status = addon_status(addon, manager, self.served, work, cluster, now)
+        except Conflict:  # a stale copy, or a work the cache has not seen yet
+            return CONFLICT_RETRY_SECONDS
+        except KubeError as exc:
+            if isinstance(exc, NotFound) and work is not None:
+                return CONFLICT_RETRY_SECONDS  # the work went away meanwhile
+            failure = apply_failure(exc.message)
+            status = addon_status(addon, manager, self.served, work, cluster, now, failure=failure)
+            retry = ADDON_RETRY_SECONDS
+        if failure is not None and retry is None:
+            retry = ADDON_RETRY_SECONDS
+        if status is not None:
+            try:
+                updated = await self.writer.replace_status(MANAGED_CLUSTER_ADDONS, addon, status)
+            except Conflict:
+                return CONFLICT_RETRY_SECONDS
+            except NotFound:
+                return None
+            self.addons.remember(updated)
+            self._report_addon(key, addon, updated)
+        return retry
+
+    def _report_deploy_work(self, key: Key, before: JSON | None, after: JSON) -> None:
+        subject = f"{key[0]}/{key[1]}"
+        generation = generation_of(after)
+        if before is None:
+            self._emit("addon", subject, f"deploy work {deploy_work_name(key[1])} created")
+        elif generation != generation_of(before):
+            self._emit("addon", subject, f"deploy work {deploy_work_name(key[1])} generation {generation}")
+
+    def _report_addon(self, key: Key, before: JSON, after: JSON) -> None:
+        def summary(obj: JSON) -> str:
+            conds = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or []}
+            parts = []
+            for type_ in (names.ADDON_MANIFEST_APPLIED, names.ADDON_AVAILABLE):
+                cond = conds.get(type_)
+                if cond is not None:
+                    parts.append(f"{type_}={cond.get('status')} {cond.get('reason')}")
+            return ", ".join(parts)
+
+        new, old = summary(after), summary(before)
+        if new != old:
+            self._emit("addon", f"{key[0]}/{key[1]}", new)
+
     # -- running -----------------------------------------------------------------------------------------
     async def wait_synced(self) -> None:
         await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
@@ -416,22 +587,41 @@ class Simulation:
                 if key[0] in self.plans:
                     self.work_queue.add(key)
             self._queue_sets()
+            try:
+                await self.reconcile_discovery(DISCOVERY_KEY)
+            except KubeError as exc:  # the discovery worker tries again
+                log.warning("discovery failed", extra={"error": str(exc)})
+                self.discovery_queue.add(DISCOVERY_KEY)
+            self._queue_addons(list(self.addons.objects))
             loops = [
                 asyncio.create_task(run_workers(self.agent_queue, self.reconcile_agent, workers=self.workers)),
                 asyncio.create_task(run_workers(self.hub_queue, self.reconcile_hub, workers=self.workers)),
                 asyncio.create_task(run_workers(self.set_queue, self.reconcile_set, workers=1)),
                 asyncio.create_task(run_workers(self.work_queue, self.reconcile_work, workers=self.workers)),
+                asyncio.create_task(run_workers(self.addon_queue, self.reconcile_addon, workers=self.workers)),
+                asyncio.create_task(run_workers(self.discovery_queue, self.reconcile_discovery, workers=1)),
             ]
             if ready is not None:
                 ready.set()
             await stop.wait()
         finally:
-            for queue in (self.agent_queue, self.hub_queue, self.set_queue, self.work_queue):
+            queues: list[WorkQueue[Any]] = [
+                self.agent_queue, self.hub_queue, self.set_queue, self.work_queue, self.addon_queue, self.discovery_queue,
+            ]  # fmt: skip
+            for queue in queues:
                 queue.shut_down()
             for task in loops:
                 task.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
             await asyncio.gather(*watchers, return_exceptions=True)
+
+
+def _availability(cluster: JSON) -> tuple[str, str, str]:
+    """The cluster's Available condition as (status, reason, message); empty when there is none."""
+    for cond in (cluster.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == constants.CONDITION_MANAGED_CLUSTER_AVAILABLE:
+            return (str(cond.get("status")), str(cond.get("reason") or ""), str(cond.get("message") or ""))
+    return ("", "", "")
 
 
 def _body(obj: JSON) -> JSON:

@@ -100,3 +100,33 @@ SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL: Final = constants.SELECTOR_TYPE_EXCLUSIVE_
 SELECTOR_LABEL_SELECTOR: Final = constants.SELECTOR_TYPE_LABEL_SELECTOR
 DEFAULT_CLUSTER_SET: Final = constants.CLUSTER_SET_DEFAULT
 GLOBAL_CLUSTER_SET: Final = constants.CLUSTER_SET_GLOBAL
+
+# --- add-on framework (per-addon manager + agent) -------------------------------------------------
+ADDON_GROUP: Final = constants.ADDON_GROUP
+ADDON_API_VERSION: Final = f"{constants.ADDON_GROUP}/v1alpha1"
+ADDON_DEPLOYMENT_CONFIGS: Final = constants.ADDON_DEPLOYMENT_CONFIG_RESOURCE
+ADDON_NAME_LABEL: Final = constants.LABEL_ADDON_NAME
+CONFIG_SPEC_HASH_ANNOTATION: Final = constants.ANNOTATION_CONFIG_SPEC_HASH
+ADDON_LIFECYCLE_ANNOTATION: Final = constants.ANNOTATION_ADDON_LIFECYCLE
+ADDON_LIFECYCLE_ADDON_MANAGER: Final = constants.ADDON_LIFECYCLE_ADDON_MANAGER
+V1ALPHA1_INSTALL_NAMESPACE_ANNOTATION: Final = constants.ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE
+RESERVED_NO_DEFAULT_CONFIG_NAME: Final = constants.RESERVED_NO_DEFAULT_CONFIG_NAME
+DEFAULT_ADDON_INSTALL_NAMESPACE: Final = constants.ADDON_DEFAULT_INSTALL_NAMESPACE
+
+ADDON_AVAILABLE: Final = constants.ADDON_CONDITION_AVAILABLE
+ADDON_MANIFEST_APPLIED: Final = constants.ADDON_CONDITION_MANIFEST_APPLIED
+ADDON_CONFIGURED: Final = constants.ADDON_CONDITION_CONFIGURED
+
+# Reasons the addon framework writes (OCM api addon/v1alpha1 types_managedclusteraddon.go); not
+# used by any hub controller here, so they live with the simulation rather than in api.constants.
+# ManifestApplied:
+REASON_ADDON_MANIFEST_APPLIED: Final = "AddonManifestApplied"
+REASON_ADDON_MANIFEST_APPLIED_FAILED: Final = "AddonManifestAppliedFailed"
+REASON_MANIFEST_WORK_APPLY_FAILED: Final = "ManifestWorkApplyFailed"
+# Available (work-based health probe):
+REASON_ADDON_WORK_NOT_FOUND: Final = "WorkNotFound"
+REASON_ADDON_WORK_NOT_APPLIED: Final = "WorkNotApplied"
+REASON_ADDON_PROBE_AVAILABLE: Final = "ProbeAvailable"
+REASON_ADDON_PROBE_UNAVAILABLE: Final = "ProbeUnavailable"
+# status.healthCheck.mode of an add-on whose health comes from its works.
+HEALTH_CHECK_MODE_CUSTOMIZED: Final = "Customized"

@@ -23,6 +23,7 @@ import kubernetes
 import pytest
 
 from api.constants import LABEL_MANIFESTWORK_REPLICASET
+from controllers.common.wire import format_time
 from controllers.runtime.kube import (
     EVENTS,
     JSON,
@@ -32,7 +33,6 @@ from controllers.runtime.kube import (
     PLACEMENTS,
 )
 from controllers.runtime.operator import load_client
-from controllers.common.wire import format_time
 from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups, wait_until
 
 T = TypeVar("T")

@@ -19,9 +19,9 @@ from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS as RESERVATIONS
 from api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
+from controllers.common.wire import parse_time
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
 from controllers.runtime.operator import load_client
-from controllers.common.wire import parse_time
 from tests.integration.test_workset_env import (
     CONFIGMAP_TEMPLATE,
     Env,

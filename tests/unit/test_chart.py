@@ -132,8 +132,8 @@ def test_default_render_has_one_deployment_and_the_objects_it_needs(chart: Any) 
     kinds = sorted({o["kind"] for o in objects} - {"CustomResourceDefinition"})
     assert kinds == ["ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]
     assert len(of_kind(objects, "Deployment")) == 1
-    # placement and workset: the add-on manager is off by default (not in this image yet)
-    assert len(of_kind(objects, "ClusterRole")) == 2
+    # one per controller: placement, workset and the add-on manager
+    assert len(of_kind(objects, "ClusterRole")) == 3
 
 
 def test_default_render_validates_against_the_kubernetes_schemas(chart: Any) -> None:

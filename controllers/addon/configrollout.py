@@ -1,0 +1,809 @@
+"""The configuration rollout of one ClusterManagementAddOn (CMA): which ManagedClusterAddOns (MCAs)
+get their desired configurations now, and the CMA's per-placement progress (ADDON.md 7, 8, 10, 11).
+
+What flows through ``plan_config_rollout``: the CMA (its status already built by
+``configs.cma_status_references``), its MCAs by cluster, its placements' inputs, the reservation
+record on the CMA and ``now`` -> a ``ConfigRolloutPlan``: the MCA statuses to write (configuration
+references and the ``Configured`` condition), the clusters those writes put in flight, the CMA's new
+status (``installProgressions`` conditions, lastApplied/lastKnownGood), the reservation record the
+CMA must carry before the MCA writes are sent, when to look again, and a report per placement.
+
+Per placement the shared rollout planner (``controllers.rollout``) chooses the clusters, from the
+MCAs' rollout statuses (section 7). The fence (``controllers.rollout.reservations``), by
+construction: a cluster whose MCA is given a new desired configuration is first reserved on the
+CMA under ``"<namespace>/<name>"`` of its placement; a reserved cluster whose MCA does not show the
+desired configurations yet counts as in flight for every planner that reads the record.
+
+Deliberate deviation from OCM: the planner is given as reported statuses only the MCAs that are
+not ToApply (Progressing, Succeeded, Failed, with their times) plus a ToApply entry for each
+reserved cluster not yet observed; the other ToApply MCAs are left out, so the planner appends them
+after every reported cluster, in name order, like decision clusters without a status. Clusters
+already in flight therefore take their batch slots before new ones, and two overlapping controller
+instances can never together exceed maxConcurrency. OCM hands over every MCA sorted by name, so a
+ToApply MCA sorting before an in-flight one could take its slot; the two agree whenever the rollout
+list is not cut by the batch size (and always for ProgressivePerGroup and mandatory groups, whose
+walk forgets reported ToApply entries anyway).
+
+Improvements over OCM: a placement whose Placement is missing, whose decisions cannot be read or
+whose rolloutStrategy is invalid holds back only its own MCAs (and, for the first two, the MCAs no
+readable placement selects), with a reason on its ``installProgressions`` entry, instead of
+stopping the whole CMA; a placement whose decision pages are incomplete puts no new cluster in
+flight and is never Completed until they are.
+
+Pure: no I/O; ``now`` is an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from api.constants import (
+    ADDON_CONDITION_CONFIGURED,
+    ADDON_CONDITION_PROGRESSING,
+    CONDITION_FALSE,
+    CONDITION_TRUE,
+    MESSAGE_CONFIGURATIONS_CONFIGURED,
+    MESSAGE_CONFIGURATIONS_NOT_CONFIGURED,
+    MESSAGE_INSTALL_COMPLETED,
+    MESSAGE_INSTALL_PROGRESSING,
+    REASON_ADDON_COMPLETED,
+    REASON_ADDON_FAILED,
+    REASON_ADDON_PROGRESSING,
+    REASON_CONFIGURATIONS_CONFIGURED,
+    REASON_CONFIGURATIONS_NOT_CONFIGURED,
+    REASON_INVALID_ROLLOUT_STRATEGY,
+)
+from controllers.addon.configs import (
+    INSTALL_PROGRESSIONS,
+    AddonEntry,
+    ConfigGraph,
+    DesiredConfigs,
+    GroupResource,
+    PlacementNode,
+    build_graph,
+    is_lifecycle_managed,
+    placement_ref,
+)
+from controllers.addon.inputs import PlacementInput
+from controllers.common.decisions import decided_clusters
+from controllers.common.wire import JSON, format_time, parse_time
+from controllers.rollout.model import ClusterRolloutStatus, DecisionGroup, RolloutInputError, RolloutStatus
+from controllers.rollout.planner import plan_rollout
+from controllers.rollout.reservations import MAX_NEW_PER_PASS, Reservations
+from controllers.rollout.timefmt import to_ns
+
+TO_APPLY = RolloutStatus.TO_APPLY
+PROGRESSING = RolloutStatus.PROGRESSING
+SUCCEEDED = RolloutStatus.SUCCEEDED
+FAILED = RolloutStatus.FAILED
+TIME_OUT = RolloutStatus.TIME_OUT
+
+#: Requeue only for rechecks sooner than this (the informers' resync covers the rest; 8, 11).
+MAX_RECHECK_SECONDS = 600.0
+
+
+# ------------------------------------------------------------------------------------------
+# Reading an MCA (7)
+# ------------------------------------------------------------------------------------------
+
+_LTT_CACHE: dict[str, int | None] = {}
+_LTT_CACHE_LIMIT = 200_000
+
+
+def _ltt_ns(value: Any) -> int | None:
+    """Nanoseconds of an RFC 3339 lastTransitionTime (memoised: the same texts recur every pass)."""
+    if not isinstance(value, str):
+        return None
+    cached = _LTT_CACHE.get(value, -1)
+    if cached != -1:
+        return cached
+    moment = parse_time(value)
+    result = None if moment is None else to_ns(moment)
+    if len(_LTT_CACHE) >= _LTT_CACHE_LIMIT:
+        _LTT_CACHE.clear()
+    _LTT_CACHE[value] = result
+    return result
+
+
+_EMPTY: dict[str, Any] = {}
+# What an MCA's Configured condition already says (so that unchanged ones cost no status copy).
+_SAYS_CONFIGURED = 1
+_SAYS_NOT_CONFIGURED = 0
+_SAYS_OTHER = -1
+
+
+def _status_of(mca: Mapping[str, Any]) -> Mapping[str, Any]:
+    status = mca.get("status")
+    return status if isinstance(status, dict) else _EMPTY
+
+
+def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    """The first condition of ``type_`` in ``status.conditions``."""
+    conditions = status.get("conditions")
+    if type(conditions) is list:
+        for cond in conditions:
+            if type(cond) is dict and cond.get("type") == type_:
+                return cond
+    return None
+
+
+def progressing_message(mca: Mapping[str, Any]) -> str:
+    """The message (else the reason) of the MCA's ``Progressing`` condition."""
+    cond = condition(_status_of(mca), ADDON_CONDITION_PROGRESSING)
+    if cond is None:
+        return ""
+    message = cond.get("message")
+    reason = cond.get("reason")
+    return message if isinstance(message, str) and message else (reason if isinstance(reason, str) else "")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _judge(mca: Mapping[str, Any], desired: DesiredConfigs) -> tuple[RolloutStatus, int | None, int]:
+    """Section 7 for one MCA: (rollout status, its time in ns or None, what its Configured
+    condition says). The hot loop of a pass: one scan of the conditions, plain type checks."""
+    status = mca.get("status")
+    if type(status) is not dict:
+        status = _EMPTY
+    progressing = None
+    says = _SAYS_OTHER
+    conditions = status.get("conditions")
+    if type(conditions) is list:
+        configured_seen = False
+        for cond in conditions:
+            if type(cond) is not dict:
+                continue
+            kind = cond.get("type")
+            if kind == ADDON_CONDITION_PROGRESSING:
+                if progressing is None:
+                    progressing = cond
+            elif kind == ADDON_CONDITION_CONFIGURED and not configured_seen:
+                configured_seen = True
+                if not cond.get("observedGeneration") and cond.get("lastTransitionTime"):
+                    value = cond.get("status")
+                    if (
+                        value == CONDITION_TRUE
+                        and cond.get("reason") == REASON_CONFIGURATIONS_CONFIGURED
+                        and cond.get("message") == MESSAGE_CONFIGURATIONS_CONFIGURED
+                    ):
+                        says = _SAYS_CONFIGURED
+                    elif (
+                        value == CONDITION_FALSE
+                        and cond.get("reason") == REASON_CONFIGURATIONS_NOT_CONFIGURED
+                        and cond.get("message") == MESSAGE_CONFIGURATIONS_NOT_CONFIGURED
+                    ):
+                        says = _SAYS_NOT_CONFIGURED
+
+    refs = status.get("configReferences")
+    if type(refs) is not list:
+        refs = ()
+    if len(refs) != len(desired.configs):
+        return TO_APPLY, None, says
+    index = desired.index
+    pending = False
+    for item in refs:
+        if type(item) is not dict:
+            return TO_APPLY, None, says
+        wanted = item.get("desiredConfig")
+        if type(wanted) is not dict:
+            return TO_APPLY, None, says
+        namespace = wanted.get("namespace") or ""
+        name = wanted.get("name") or ""
+        spec_hash = wanted.get("specHash") or ""
+        try:
+            expected = index.get((item.get("group") or "", item.get("resource") or "", namespace, name))
+        except TypeError:  # an unhashable value where a string belongs
+            return TO_APPLY, None, says
+        if expected is None or expected != spec_hash:
+            return TO_APPLY, None, says
+        if not pending:
+            applied = item.get("lastAppliedConfig")
+            pending = (
+                type(applied) is not dict
+                or (applied.get("specHash") or "") != spec_hash
+                or (applied.get("name") or "") != name
+                or (applied.get("namespace") or "") != namespace
+            )
+    if progressing is None:
+        return (PROGRESSING if pending else SUCCEEDED), None, says
+    reason = progressing.get("reason")
+    if pending:
+        if reason == REASON_ADDON_FAILED:
+            return FAILED, _ltt_ns(progressing.get("lastTransitionTime")), says
+        if reason == REASON_ADDON_PROGRESSING:
+            return PROGRESSING, _ltt_ns(progressing.get("lastTransitionTime")), says
+        return PROGRESSING, None, says
+    if reason == REASON_ADDON_COMPLETED:
+        return SUCCEEDED, _ltt_ns(progressing.get("lastTransitionTime")), says
+    return SUCCEEDED, None, says
+
+
+def addon_rollout_status(mca: Mapping[str, Any], desired: DesiredConfigs) -> tuple[RolloutStatus, int | None]:
+    """Section 7: the MCA's rollout status against ``desired`` and its time (ns), if any.
+
+    ToApply when the status lists another number of configurations, or one that is not desired
+    or with another desiredConfig; else Progressing/Failed (by the Progressing condition's reason:
+    Failed -> Failed, Progressing -> Progressing with its transition time, anything else ->
+    Progressing without a time) while some lastAppliedConfig differs from its desiredConfig; else
+    Succeeded (with the transition time only when the reason is Completed).
+    """
+    status, ltt, _ = _judge(mca, desired)
+    return status, ltt
+
+
+# ------------------------------------------------------------------------------------------
+# Writing an MCA (8)
+# ------------------------------------------------------------------------------------------
+
+
+def set_condition(
+    conditions: Any, type_: str, status: str, reason: str, message: str, now_text: str
+) -> list[Any] | None:
+    """OCM's set-condition on a copy of ``conditions``: the transition time moves only when the
+    status flips; reason and message are replaced; observedGeneration is dropped. None when
+    nothing changes."""
+    current = conditions if type(conditions) is list else []
+    for position, old in enumerate(current):
+        if type(old) is not dict or old.get("type") != type_:
+            continue
+        same_status = old.get("status") == status
+        if (
+            same_status
+            and old.get("reason") == reason
+            and old.get("message") == message
+            and not old.get("observedGeneration")
+            and old.get("lastTransitionTime")
+        ):
+            return None
+        ltt = old.get("lastTransitionTime") if same_status else None
+        updated = list(current)
+        updated[position] = {
+            "type": type_,
+            "status": status,
+            "lastTransitionTime": ltt or now_text,
+            "reason": reason,
+            "message": message,
+        }
+        return updated
+    return [
+        *current,
+        {"type": type_, "status": status, "lastTransitionTime": now_text, "reason": reason, "message": message},
+    ]
+
+
+def _item_key(item: Mapping[str, Any]) -> tuple[str, str, str, str, str] | None:
+    wanted = item.get("desiredConfig")
+    if not isinstance(wanted, Mapping):
+        return None
+    return (
+        _text(item.get("group")),
+        _text(item.get("resource")),
+        _text(wanted.get("namespace")),
+        _text(wanted.get("name")),
+        _text(wanted.get("specHash")),
+    )
+
+
+def merged_config_references(old: Any, desired: DesiredConfigs) -> list[JSON]:
+    """8.1: the MCA's ``status.configReferences`` given ``desired``: old items still desired are
+    kept (with their lastAppliedConfig and lastObservedGeneration) and get the desired
+    desiredConfig; new ones are appended (lastObservedGeneration 0); the rest dropped; ordered by
+    group, then resource. v1alpha1 items also carry the top-level name/namespace."""
+    index = desired.index
+    kept: dict[GroupResource, list[JSON]] = {}
+    for item in old if isinstance(old, list) else ():
+        if not isinstance(item, Mapping):
+            continue
+        key = _item_key(item)
+        if key is not None and key[:4] in index:
+            kept.setdefault((key[0], key[1]), []).append(dict(item))
+    for config in desired.configs:
+        items = kept.setdefault(config.group_resource, [])
+        wire = config.spec_hash_wire()
+        for item in items:
+            ref = item["desiredConfig"]
+            if _text(ref.get("namespace")) == config.namespace and _text(ref.get("name")) == config.name:
+                item["desiredConfig"] = wire
+                break
+        else:
+            item = {"group": config.group, "resource": config.resource, "lastObservedGeneration": 0, "desiredConfig": wire}
+            items.append(item)
+        item["name"] = config.name
+        if config.namespace:
+            item["namespace"] = config.namespace
+        else:
+            item.pop("namespace", None)
+    return [item for gr in sorted(kept) for item in kept[gr]]
+
+
+def _signature(refs: Any) -> list[tuple[str, str, str, str, str]]:
+    """The desired configurations an MCA status shows (what puts it in flight when it changes)."""
+    keys = [_item_key(i) if isinstance(i, Mapping) else None for i in (refs if isinstance(refs, list) else ())]
+    return sorted(k if k is not None else ("", "", "", "", "") for k in keys)
+
+
+def _new_status(
+    mca: Mapping[str, Any], refs: list[JSON] | None, configured: bool, now_text: str
+) -> JSON | None:
+    """The MCA's complete new status with ``refs`` (None: unchanged) and the Configured condition;
+    None when nothing changes."""
+    old = _status_of(mca)
+    if configured:
+        conditions = set_condition(
+            old.get("conditions"), ADDON_CONDITION_CONFIGURED, CONDITION_TRUE,
+            REASON_CONFIGURATIONS_CONFIGURED, MESSAGE_CONFIGURATIONS_CONFIGURED, now_text,
+        )
+    else:
+        conditions = set_condition(
+            old.get("conditions"), ADDON_CONDITION_CONFIGURED, CONDITION_FALSE,
+            REASON_CONFIGURATIONS_NOT_CONFIGURED, MESSAGE_CONFIGURATIONS_NOT_CONFIGURED, now_text,
+        )
+    old_refs = old.get("configReferences")
+    refs_changed = refs is not None and refs != (old_refs if isinstance(old_refs, list) else [])
+    if conditions is None and not refs_changed:
+        return None
+    status = dict(old)
+    if refs_changed:
+        status["configReferences"] = refs
+    if conditions is not None:
+        status["conditions"] = conditions
+    return status
+
+
+# ------------------------------------------------------------------------------------------
+# The plan
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeReport:
+    """What one pass found and decided for one placement (or, with empty namespace and name, for
+    the MCAs configured by the defaults)."""
+
+    namespace: str
+    name: str
+    strategy_type: str = ""
+    #: The placement's rollout is held (its MCAs are not written): why, and the condition reason.
+    error: str | None = None
+    error_reason: str | None = None
+    #: Why its decisions are incomplete (no new clusters in flight, never Completed), or None.
+    unready: str | None = None
+    #: Clusters selected by the placement, and those it configures (not taken by a later one).
+    total: int = 0
+    configured_total: int = 0
+    configured: frozenset[str] = frozenset()
+    groups: tuple[DecisionGroup, ...] = ()
+    #: Rollout status of each MCA this node configures (TimeOut for the timed-out ones).
+    statuses: dict[str, str] = field(default_factory=dict)
+    #: Failed and timed-out clusters -> the message of their MCA's Progressing condition.
+    messages: dict[str, str] = field(default_factory=dict)
+    rollout: frozenset[str] = frozenset()
+    timed_out: frozenset[str] = frozenset()
+    breach: bool = False
+    #: Section 10 counts.
+    progressing: int = 0
+    done: int = 0
+    failed: int = 0
+    timeout: int = 0
+    completed: bool = False
+    #: Clusters whose planned write gives them a new desired configuration (puts them in flight).
+    widening: frozenset[str] = frozenset()
+    #: Widening writes left for a later pass (over the per-pass reservation limit).
+    deferred: int = 0
+    #: Reservations of this placement after the pass.
+    reserved: frozenset[str] = frozenset()
+    recheck_after: float | None = None
+    _groups_of: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_defaults(self) -> bool:
+        return not self.namespace and not self.name
+
+    def group_of(self, cluster: str) -> tuple[str, int] | None:
+        """(group name, group index) of a decided cluster."""
+        if self._groups_of is None:
+            self._groups_of = decided_clusters(self.groups)
+        return self._groups_of.get(cluster)
+
+    def status_counts(self) -> dict[str, int]:
+        """How many clusters this node configures are in each rollout status (those without an
+        MCA count as ToApply); for metrics."""
+        counts: dict[str, int] = {}
+        for status in self.statuses.values():
+            counts[status] = counts.get(status, 0) + 1
+        missing = sum(1 for c in self.configured if c not in self.statuses)
+        if missing:
+            counts[TO_APPLY.value] = counts.get(TO_APPLY.value, 0) + missing
+        return counts
+
+    def failures(self) -> dict[str, tuple[str, str]]:
+        """Failed and timed-out clusters -> (status, Progressing message)."""
+        return {
+            c: (s, self.messages.get(c, ""))
+            for c, s in self.statuses.items()
+            if s in (FAILED.value, TIME_OUT.value)
+        }
+
+
+@dataclass
+class ConfigRolloutPlan:
+    """One pass of the configuration rollout of a CMA."""
+
+    #: cluster -> the MCA's complete new status (only MCAs whose status changes).
+    mca_status: dict[str, JSON] = field(default_factory=dict)
+    #: Clusters whose write gives the MCA a new desired configuration (puts it in flight).
+    widening: frozenset[str] = frozenset()
+    #: The CMA's new status (installProgressions conditions, lastApplied/lastKnownGood).
+    cma_status: JSON = field(default_factory=dict)
+    #: The reservation record the CMA must carry before the MCA writes are sent.
+    reservations: Reservations = field(default_factory=Reservations)
+    #: Seconds until a placement must be looked at again (only values below 600), or None.
+    recheck_after: float | None = None
+    #: Widening writes left for the next pass.
+    deferred: int = 0
+    #: One report per placement node, in graph order.
+    nodes: list[NodeReport] = field(default_factory=list)
+    #: The MCAs configured by the defaults (None for a self-managed CMA).
+    defaults: NodeReport | None = None
+    #: False for a self-managed CMA (nothing is planned).
+    managed: bool = True
+
+    def node(self, namespace: str, name: str) -> NodeReport | None:
+        for node in self.nodes:
+            if node.namespace == namespace and node.name == name:
+                return node
+        return None
+
+
+def _inherits(entry: AddonEntry, node_desired: DesiredConfigs) -> bool:
+    """OCM's desiredConfigsEqual: the MCA's configurations equal the placement's, except the
+    (group, resource) types its ``spec.configs`` override, which need only the same count of
+    items as the override lists (duplicates included)."""
+    if not entry.overrides:
+        return entry.desired is node_desired or entry.desired == node_desired
+    own = entry.desired.by_group
+    expected = set(node_desired.by_group) | set(entry.overrides)
+    if len(own) != len(expected):
+        return False
+    for gr in expected:
+        items = own.get(gr)
+        if items is None:
+            return False
+        count = entry.overrides.get(gr)
+        if count is not None:
+            if len(items) != count:
+                return False
+        elif items != node_desired.by_group[gr]:
+            return False
+    return True
+
+
+@dataclass
+class _Pass:
+    now: datetime
+    now_text: str
+    mcas: Mapping[str, Any]
+    budget: int
+    mca_status: dict[str, JSON] = field(default_factory=dict)
+    widening: set[str] = field(default_factory=set)
+
+    def configured(self, entry: AddonEntry, says: int, configured: bool) -> None:
+        """Set the MCA's Configured condition (8.2, 8.3) unless it already says so."""
+        if says == (_SAYS_CONFIGURED if configured else _SAYS_NOT_CONFIGURED):
+            return
+        status = _new_status(entry.mca, None, configured, self.now_text)
+        if status is not None:
+            self.mca_status[entry.cluster] = status
+
+    def configure(self, entry: AddonEntry, refs: list[JSON]) -> None:
+        """Give the MCA ``refs`` and Configured True (8.1)."""
+        status = _new_status(entry.mca, refs, True, self.now_text)
+        if status is not None:
+            self.mca_status[entry.cluster] = status
+
+
+Judged = tuple[RolloutStatus, int | None, int]
+
+
+def _judge_all(children: Mapping[str, AddonEntry]) -> dict[str, Judged]:
+    return {cluster: _judge(entry.mca, entry.desired) for cluster, entry in children.items()}
+
+
+def _failure_messages(children: Mapping[str, AddonEntry], statuses: Mapping[str, str]) -> dict[str, str]:
+    return {
+        c: progressing_message(children[c].mca)
+        for c, s in statuses.items()
+        if (s is FAILED or s is TIME_OUT) and c in children
+    }
+
+
+def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
+    """The defaults node: every MCA not Succeeded is written at once (no strategy, no fence)."""
+    node = graph.defaults
+    found = _judge_all(node.children)
+    report = NodeReport("", "", error=node.held_reason if node.held else None)
+    report.statuses = {c: j[0] for c, j in found.items()}
+    report.configured = frozenset(node.children)
+    report.total = report.configured_total = len(node.children)
+    report.messages = _failure_messages(node.children, report.statuses)
+    report.done = sum(1 for j in found.values() if j[0] is SUCCEEDED)
+    report.failed = sum(1 for j in found.values() if j[0] is FAILED)
+    report.rollout = frozenset(c for c, j in found.items() if j[0] is not SUCCEEDED)
+    report.progressing = len(report.rollout)
+    report.completed = report.done == report.total
+    if node.held:
+        return report
+    widening = set()
+    for cluster in sorted(node.children):
+        entry = node.children[cluster]
+        status, _, says = found[cluster]
+        if status is SUCCEEDED:
+            run.configured(entry, says, True)
+            continue
+        old = _status_of(entry.mca).get("configReferences")
+        refs = merged_config_references(old, entry.desired)
+        if status is TO_APPLY and _signature(old) != _signature(refs):
+            widening.add(cluster)
+        run.configure(entry, refs)
+    report.widening = frozenset(widening)
+    run.widening.update(widening)
+    return report
+
+
+def _kept_reservations(
+    node: PlacementNode, reserved: Iterable[str], found: Mapping[str, Judged], mcas: Mapping[str, Any]
+) -> set[str]:
+    """Reserved clusters still in flight for this placement: still selected, and their MCA (if
+    any) is this placement's and does not show the desired configurations yet."""
+    kept = set()
+    for cluster in reserved:
+        if cluster not in node.clusters:
+            continue
+        if cluster in node.children:
+            if found[cluster][0] is TO_APPLY:
+                kept.add(cluster)
+        elif cluster not in mcas:
+            kept.add(cluster)
+    return kept
+
+
+def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -> NodeReport:
+    children = node.children
+    found: dict[str, Judged] = {}
+    statuses: dict[str, str] = {}
+    existing: list[ClusterRolloutStatus] = []
+    for cluster, entry in children.items():
+        judged = found[cluster] = _judge(entry.mca, entry.desired)
+        status = statuses[cluster] = judged[0]
+        if status is not TO_APPLY:
+            existing.append(ClusterRolloutStatus(cluster, status, judged[1]))
+    report = NodeReport(
+        node.namespace,
+        node.name,
+        strategy_type=node.strategy_type,
+        error=node.error,
+        error_reason=node.error_reason,
+        unready=node.unready,
+        total=len(node.clusters),
+        configured_total=len(node.configured),
+        configured=node.configured,
+        groups=node.groups,
+        statuses=statuses,
+        reserved=reserved,
+    )
+    if node.error is not None:
+        report.messages = _failure_messages(children, statuses)
+        return report
+
+    kept = _kept_reservations(node, reserved, found, run.mcas)
+    existing.extend(ClusterRolloutStatus(c, TO_APPLY, None) for c in sorted(kept))
+    # (Order is free: the planner walks reported clusters in name order itself.)
+    try:
+        result = plan_rollout(node.strategy, node.groups, existing, run.now, field_path=node.strategy_path)
+    except RolloutInputError as exc:
+        report.error_reason = REASON_INVALID_ROLLOUT_STRATEGY
+        report.error = (
+            f"the rollout strategy of placement {node.key} is invalid ({exc}): the add-ons of its clusters "
+            f"keep their current configuration until it is fixed"
+        )
+        report.messages = _failure_messages(children, statuses)
+        return report
+
+    rollout = frozenset(e.cluster_name for e in result.clusters_to_rollout)
+    timed_out = frozenset(e.cluster_name for e in result.clusters_timeout)
+    report.rollout, report.timed_out = rollout, timed_out
+    report.breach = result.max_failure_breach
+    report.recheck_after = result.recheck_after_seconds
+    for cluster in timed_out:
+        if cluster in statuses:
+            statuses[cluster] = TIME_OUT
+
+    # Section 10 counts (statuses before this pass's writes) and the Configured conditions of
+    # MCAs outside the rollout list (8.2, 8.3; Progressing/Failed ones are left alone, 8.4).
+    progressing = done = failed = 0
+    node_desired = node.desired
+    for cluster, (status, _, says) in found.items():
+        if cluster in rollout:
+            progressing += 1
+        elif status is SUCCEEDED:
+            if _inherits(children[cluster], node_desired):
+                done += 1
+            run.configured(children[cluster], says, True)
+        elif status is FAILED:
+            if _inherits(children[cluster], node_desired):
+                failed += 1
+        elif status is TO_APPLY:
+            run.configured(children[cluster], says, False)
+    report.progressing, report.done, report.failed, report.timeout = progressing, done, failed, len(timed_out)
+    configured_total = report.configured_total
+    report.completed = node.unready is None and not (
+        (configured_total == 0 and done == 0) or done != configured_total
+    )
+    report.messages = _failure_messages(children, statuses)
+
+    # 8.1: the rollout list, in cluster-name order. A write giving an MCA a new desired
+    # configuration puts it in flight: it needs a reservation (new ones within the budget) and
+    # complete decisions; one that cannot be sent leaves the MCA ToApply (Configured False).
+    widening: set[str] = set()
+    deferred = 0
+    for cluster in sorted(c for c in rollout if c in children):
+        entry = children[cluster]
+        status, _, says = found[cluster]
+        old = _status_of(entry.mca).get("configReferences")
+        refs = merged_config_references(old, entry.desired)
+        if status is TO_APPLY and _signature(old) != _signature(refs):
+            if node.unready is not None:
+                run.configured(entry, says, False)
+                continue
+            if cluster not in kept:
+                if run.budget <= 0:
+                    deferred += 1
+                    run.configured(entry, says, False)
+                    continue
+                run.budget -= 1
+            widening.add(cluster)
+        run.configure(entry, refs)
+    report.widening = frozenset(widening)
+    report.deferred = deferred
+    report.reserved = frozenset(kept | widening)
+    run.widening.update(widening)
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# The CMA's installProgressions (10)
+# ------------------------------------------------------------------------------------------
+
+
+def _progression_condition(report: NodeReport) -> tuple[str, str, str]:
+    """(status, reason, message) of an installProgressions entry's Progressing condition."""
+    if report.error is not None:
+        return CONDITION_TRUE, report.error_reason or REASON_ADDON_PROGRESSING, report.error
+    if report.completed:
+        return (
+            CONDITION_FALSE,
+            REASON_ADDON_COMPLETED,
+            MESSAGE_INSTALL_COMPLETED.format(
+                report.total, report.done, report.configured_total, report.failed, report.timeout
+            ),
+        )
+    message = MESSAGE_INSTALL_PROGRESSING.format(
+        report.total, report.progressing + report.done, report.configured_total, report.failed, report.timeout
+    )
+    if report.unready is not None:
+        message += f" Waiting for complete decisions: {report.unready}; no new clusters are configured meanwhile."
+    return CONDITION_TRUE, REASON_ADDON_PROGRESSING, message
+
+
+def _updated_progression(entry: Mapping[str, Any], report: NodeReport, now_text: str) -> JSON | None:
+    status, reason, message = _progression_condition(report)
+    conditions = set_condition(entry.get("conditions"), ADDON_CONDITION_PROGRESSING, status, reason, message, now_text)
+    new: JSON | None = None
+    if conditions is not None:
+        new = dict(entry)
+        new["conditions"] = conditions
+    if report.completed and report.error is None:
+        items = entry.get("configReferences")
+        updated_items = []
+        changed = False
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, Mapping):
+                updated_items.append(item)
+                continue
+            desired = item.get("desiredConfig")
+            copy = dict(item)
+            if isinstance(desired, Mapping):
+                copy["lastAppliedConfig"] = dict(desired)
+                copy["lastKnownGoodConfig"] = dict(desired)
+            else:
+                copy.pop("lastAppliedConfig", None)
+                copy.pop("lastKnownGoodConfig", None)
+            changed = changed or copy != item
+            updated_items.append(copy)
+        if changed:
+            new = dict(entry) if new is None else new
+            new["configReferences"] = updated_items
+    return new
+
+
+def _cma_status(status: Mapping[str, Any], reports: Mapping[tuple[str, str], NodeReport], now_text: str) -> JSON:
+    out: JSON = dict(status)
+    entries = status.get(INSTALL_PROGRESSIONS)
+    if not isinstance(entries, list):
+        return out
+    updated = list(entries)
+    changed = False
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        report = reports.get(placement_ref(entry))
+        if report is None:
+            continue
+        new = _updated_progression(entry, report, now_text)
+        if new is not None:
+            updated[position] = new
+            changed = True
+    if changed:
+        out[INSTALL_PROGRESSIONS] = updated
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Entry point
+# ------------------------------------------------------------------------------------------
+
+
+def plan_config_rollout(
+    *,
+    cma: Mapping[str, Any],
+    mcas: Mapping[str, Mapping[str, Any]],
+    placements: Mapping[tuple[str, str], PlacementInput],
+    reserved: Reservations,
+    now: datetime,
+    max_new_reservations: int = MAX_NEW_PER_PASS,
+) -> ConfigRolloutPlan:
+    """One pass of the configuration rollout of ``cma`` (see the module docstring).
+
+    ``cma`` carries the status from ``configs.cma_status_references``; ``mcas`` maps cluster name
+    -> MCA of this add-on (as stored); ``placements`` maps (namespace, name) -> its inputs (a
+    missing key is a missing Placement); ``reserved`` is the record on the CMA. At most
+    ``max_new_reservations`` clusters are newly put in flight (the rest are ``deferred``).
+    """
+    status = cma.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    if not is_lifecycle_managed(cma):
+        return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
+    graph = build_graph(cma, mcas, placements)
+    run = _Pass(now=now, now_text=format_time(now), mcas=mcas, budget=max(0, max_new_reservations))
+    plan = ConfigRolloutPlan()
+    reports: dict[tuple[str, str], NodeReport] = {}
+    record = reserved
+    for node in graph.nodes:
+        report = _plan_placement(run, node, reserved.of(node.key))
+        plan.nodes.append(report)
+        reports[(node.namespace, node.name)] = report
+        plan.deferred += report.deferred
+        if report.error is None:
+            record = record.with_group(node.key, report.reserved)
+    plan.defaults = _plan_defaults(run, graph)
+    # Groups of placements no longer rolled out (removed from the install strategy, or the CMA
+    # is Manual now) have nothing left to carry out.
+    current = {node.key for node in graph.nodes}
+    for group in [g for g in record.groups if g not in current]:
+        record = record.with_group(group, ())
+    plan.reservations = record
+    plan.mca_status = run.mca_status
+    plan.widening = frozenset(run.widening)
+    plan.cma_status = _cma_status(status, reports, run.now_text)
+    rechecks = [r.recheck_after for r in plan.nodes if r.recheck_after is not None and r.recheck_after < MAX_RECHECK_SECONDS]
+    plan.recheck_after = min(rechecks) if rechecks else None
+    return plan

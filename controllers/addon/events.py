@@ -1,0 +1,145 @@
+"""Which Events a configuration-rollout pass of a ClusterManagementAddOn records (improvement 3).
+
+What flows through ``rollout_events``: the pass's plan, the CMA status as it was before the pass,
+the clusters whose MCA write was actually sent, and the breaches already reported -> the events
+and the updated breach memory:
+
+- ``RolloutWaveStarted`` (Normal) when the pass puts MCAs in flight (gives them a new desired
+  configuration), per placement and decision group, naming the clusters;
+- ``MaxFailuresBreached`` (Warning) when a placement's configuration rollout stops at maxFailures,
+  naming the failed and timed-out clusters and why, once per distinct set of such clusters;
+- ``RolloutComplete`` (Normal) when an ``installProgressions`` entry's Progressing condition turns
+  Completed.
+
+Pure: the caller keeps ``breaches`` (placement ``namespace/name`` -> clusters already reported)
+between passes; losing it (a restart) only means a breach is reported once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from api.constants import (
+    ADDON_CONDITION_PROGRESSING,
+    CONDITION_FALSE,
+    EVENT_MAX_FAILURES_BREACHED,
+    EVENT_ROLLOUT_COMPLETE,
+    EVENT_WAVE_STARTED,
+    REASON_ADDON_COMPLETED,
+)
+from controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
+from controllers.addon.configs import INSTALL_PROGRESSIONS, placement_ref
+
+NORMAL = "Normal"
+WARNING = "Warning"
+_LISTED = 20
+
+
+@dataclass(frozen=True)
+class RolloutEvent:
+    reason: str
+    message: str
+    type: str = NORMAL
+
+
+def _names(items: Sequence[str]) -> str:
+    text = ", ".join(items[:_LISTED])
+    if len(items) > _LISTED:
+        text += f" and {len(items) - _LISTED} more"
+    return text
+
+
+def _waves(node: NodeReport, written: set[str]) -> list[RolloutEvent]:
+    started = sorted(c for c in node.widening if c in written)
+    if not started:
+        return []
+    if node.is_defaults:
+        return [
+            RolloutEvent(
+                EVENT_WAVE_STARTED,
+                f"default configurations (no rollout strategy): configuring {len(started)} add-on(s): "
+                f"{_names(started)}",
+            )
+        ]
+    waves: dict[tuple[int, str], list[str]] = {}
+    for cluster in started:
+        group_name, group_index = node.group_of(cluster) or ("", 0)
+        waves.setdefault((group_index, group_name), []).append(cluster)
+    events = []
+    for (index, group_name), clusters in sorted(waves.items()):
+        group = f"decision group {index}" + (f" ({group_name})" if group_name else "")
+        events.append(
+            RolloutEvent(
+                EVENT_WAVE_STARTED,
+                f'placement "{node.key}", {group}: configuring {len(clusters)} add-on(s): {_names(clusters)}',
+            )
+        )
+    return events
+
+
+def _breach(node: NodeReport) -> RolloutEvent:
+    failures = node.failures()
+    details = []
+    for cluster in sorted(failures):
+        status, message = failures[cluster]
+        details.append(f"{cluster} ({status}: {message})" if message else f"{cluster} ({status})")
+    return RolloutEvent(
+        EVENT_MAX_FAILURES_BREACHED,
+        f'placement "{node.key}": maxFailures breached by {len(failures)} failed or timed-out add-on(s), '
+        f"no new clusters are configured: {_names(details)}",
+        WARNING,
+    )
+
+
+def _completed(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    cond = condition(entry, ADDON_CONDITION_PROGRESSING)
+    if cond is not None and cond.get("status") == CONDITION_FALSE and cond.get("reason") == REASON_ADDON_COMPLETED:
+        return cond
+    return None
+
+
+def _progressions(status: Mapping[str, Any] | None) -> dict[tuple[str, str], Mapping[str, Any]]:
+    entries = (status or {}).get(INSTALL_PROGRESSIONS)
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, Mapping):
+            found.setdefault(placement_ref(entry), entry)
+    return found
+
+
+def rollout_events(
+    *,
+    plan: ConfigRolloutPlan,
+    old_cma_status: Mapping[str, Any] | None,
+    written: set[str],
+    breaches: Mapping[str, frozenset[str]],
+) -> tuple[list[RolloutEvent], dict[str, frozenset[str]]]:
+    """The events of one pass and the updated breach memory (see the module docstring)."""
+    events: list[RolloutEvent] = []
+    memory: dict[str, frozenset[str]] = {}
+    for node in plan.nodes:
+        events.extend(_waves(node, written))
+        if node.breach and node.error is None:
+            key = frozenset(node.failures())
+            memory[node.key] = key
+            if breaches.get(node.key) != key:
+                events.append(_breach(node))
+    if plan.defaults is not None:
+        events.extend(_waves(plan.defaults, written))
+    old = _progressions(old_cma_status)
+    for ref, entry in _progressions(plan.cma_status).items():
+        cond = _completed(entry)
+        if cond is None:
+            continue
+        previous = old.get(ref)
+        if previous is not None and _completed(previous) is not None:
+            continue
+        events.append(
+            RolloutEvent(
+                EVENT_ROLLOUT_COMPLETE,
+                f'placement "{ref[0]}/{ref[1]}": configuration rollout complete: {cond.get("message") or ""}'.rstrip(),
+            )
+        )
+    return events, memory

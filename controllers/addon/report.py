@@ -1,0 +1,300 @@
+"""What `ocm-rollout status` and the live view show about the configuration rollout of a
+ClusterManagementAddOn (CMA).
+
+What flows through ``build_addon_report``: the CMA as stored, its ManagedClusterAddOns (MCAs) by
+cluster, its placements' inputs and ``now`` -> an ``AddonReport`` computed read-only with the same
+core the controller runs (``configrollout.plan_config_rollout``, nothing is written). Per placement
+and decision group, every cluster the placement configures is in one state against the desired
+configurations:
+
+- ``succeeded``: its MCA applied them (rollout status Succeeded);
+- ``progressing``: its MCA has them but has not applied them yet;
+- ``failed``: Failed (the add-on reports a failure) — with the reason the MCA gives;
+- ``timed out``: past the progressDeadline — with the reason the MCA gives;
+- ``waiting``: its MCA has not been given them yet (or the cluster has no MCA yet).
+
+``configured`` counts the MCAs that have been given the desired configurations (every state but
+waiting). ``render_addon_report`` draws it as text with progress bars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from api.constants import ADDON_CONDITION_PROGRESSING
+from controllers.addon.configrollout import (
+    FAILED,
+    PROGRESSING,
+    SUCCEEDED,
+    TIME_OUT,
+    TO_APPLY,
+    NodeReport,
+    condition,
+    plan_config_rollout,
+)
+from controllers.addon.configs import (
+    INSTALL_PROGRESSIONS,
+    install_type,
+    is_lifecycle_managed,
+    placement_ref,
+)
+from controllers.addon.inputs import PlacementInput
+from controllers.common.wire import name_of
+from controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
+
+SUCCEEDED_STATE = "succeeded"
+PROGRESSING_STATE = "progressing"
+FAILED_STATE = "failed"
+TIMED_OUT_STATE = "timed out"
+WAITING_STATE = "waiting"
+STATES = (SUCCEEDED_STATE, FAILED_STATE, TIMED_OUT_STATE, PROGRESSING_STATE, WAITING_STATE)
+_STATE_OF: dict[str, str] = {
+    SUCCEEDED: SUCCEEDED_STATE,
+    PROGRESSING: PROGRESSING_STATE,
+    FAILED: FAILED_STATE,
+    TIME_OUT: TIMED_OUT_STATE,
+    TO_APPLY: WAITING_STATE,
+}
+
+
+@dataclass
+class ClusterLine:
+    cluster: str
+    state: str
+    #: The rollout status (ToApply, Progressing, Succeeded, Failed, TimeOut); "" without an MCA.
+    rollout_status: str
+    reason: str = ""
+
+
+@dataclass
+class GroupReport:
+    index: int
+    name: str
+    clusters: list[ClusterLine] = field(default_factory=list)
+
+    def count(self, state: str) -> int:
+        return sum(1 for c in self.clusters if c.state == state)
+
+    @property
+    def configured(self) -> int:
+        return sum(1 for c in self.clusters if c.state != WAITING_STATE)
+
+    @property
+    def title(self) -> str:
+        return f"group {self.index}" + (f" ({self.name})" if self.name else "")
+
+
+@dataclass
+class PlacementReport:
+    namespace: str
+    name: str
+    strategy: str
+    #: The rollout is held: why (and the reason on the installProgressions entry).
+    error: str | None = None
+    error_reason: str | None = None
+    #: Why the decisions are incomplete (no new clusters configured meanwhile).
+    unready: str | None = None
+    breach: bool = False
+    selected: int = 0
+    #: Selected clusters whose add-on a later placement configures.
+    taken: int = 0
+    groups: list[GroupReport] = field(default_factory=list)
+    recheck_after: float | None = None
+    #: The installProgressions entry's Progressing condition: (status, reason, message).
+    condition: tuple[str, str, str] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def count(self, state: str) -> int:
+        return sum(g.count(state) for g in self.groups)
+
+    @property
+    def total(self) -> int:
+        return sum(len(g.clusters) for g in self.groups)
+
+    @property
+    def configured(self) -> int:
+        return sum(g.configured for g in self.groups)
+
+    def counts(self) -> dict[str, int]:
+        return {state: self.count(state) for state in STATES}
+
+
+@dataclass
+class AddonReport:
+    name: str
+    install_type: str
+    managed: bool
+    placements: list[PlacementReport] = field(default_factory=list)
+    #: The MCAs configured by the default configurations (no placement selects them).
+    defaults: GroupReport | None = None
+    #: Why the defaults' MCAs are held (a placement is missing or unreadable), or None.
+    defaults_held: str | None = None
+
+
+def _line(node: NodeReport, cluster: str) -> ClusterLine:
+    status = node.statuses.get(cluster)
+    if status is None:
+        return ClusterLine(cluster, WAITING_STATE, "", "no ManagedClusterAddOn yet")
+    state = _STATE_OF.get(status, WAITING_STATE)
+    reason = ""
+    if status == TIME_OUT:
+        message = node.messages.get(cluster, "")
+        reason = "progressDeadline exceeded" + (f"; {message}" if message else "")
+    elif status == FAILED:
+        reason = node.messages.get(cluster, "")
+    return ClusterLine(cluster, state, str(status), reason)
+
+
+def placement_report(node: NodeReport, progression: Mapping[str, Any] | None) -> PlacementReport:
+    """The report of one placement from its node of a plan."""
+    out = PlacementReport(
+        node.namespace,
+        node.name,
+        node.strategy_type,
+        error=node.error,
+        error_reason=node.error_reason,
+        unready=node.unready,
+        breach=node.breach,
+        selected=node.total,
+        taken=node.total - node.configured_total,
+        recheck_after=node.recheck_after,
+    )
+    if progression is not None:
+        cond = condition(progression, ADDON_CONDITION_PROGRESSING)
+        if cond is not None:
+            out.condition = (str(cond.get("status") or ""), str(cond.get("reason") or ""), str(cond.get("message") or ""))
+    groups: dict[tuple[int, str], GroupReport] = {}
+    placed: set[str] = set()
+    for group in node.groups:
+        report = groups.setdefault((group.group_index, group.group_name), GroupReport(group.group_index, group.group_name))
+        for cluster in sorted(group.clusters):
+            if cluster in node.configured and cluster not in placed:
+                placed.add(cluster)
+                report.clusters.append(_line(node, cluster))
+    out.groups = [groups[k] for k in sorted(groups)]
+    return out
+
+
+def build_addon_report(
+    *,
+    cma: Mapping[str, Any],
+    mcas: Mapping[str, Mapping[str, Any]],
+    placements: Mapping[tuple[str, str], PlacementInput],
+    now: datetime,
+) -> AddonReport:
+    """The configuration-rollout report of one CMA from the objects as stored (read-only)."""
+    try:
+        reserved = of_owner(cma)
+    except ReservationRecordError:
+        reserved = EMPTY
+    plan = plan_config_rollout(cma=cma, mcas=mcas, placements=placements, reserved=reserved, now=now)
+    report = AddonReport(name_of(cma), install_type(cma) or "Manual", is_lifecycle_managed(cma))
+    status = cma.get("status")
+    entries = status.get(INSTALL_PROGRESSIONS) if isinstance(status, Mapping) else None
+    progressions = {
+        placement_ref(e): e for e in (entries if isinstance(entries, list) else ()) if isinstance(e, Mapping)
+    }
+    for node in plan.nodes:
+        report.placements.append(placement_report(node, progressions.get((node.namespace, node.name))))
+    if plan.defaults is not None and plan.defaults.statuses:
+        group = GroupReport(-1, "defaults")
+        group.clusters = [_line(plan.defaults, c) for c in sorted(plan.defaults.statuses)]
+        report.defaults = group
+        report.defaults_held = plan.defaults.error
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# Text rendering
+# ------------------------------------------------------------------------------------------
+
+BAR_WIDTH = 24
+_BAR_CHARS = {
+    SUCCEEDED_STATE: "#",
+    FAILED_STATE: "!",
+    TIMED_OUT_STATE: "!",
+    PROGRESSING_STATE: "~",
+    WAITING_STATE: ".",
+}
+_SHOWN_FAILURES = 10
+
+
+def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
+    """A stacked bar: ``#`` succeeded, ``!`` failed or timed out, ``~`` progressing, ``.`` waiting."""
+    total = sum(counts.get(s, 0) for s in STATES)
+    if total == 0:
+        return "[" + " " * width + "]"
+    cells: list[str] = []
+    used = 0
+    acc = 0
+    for state in STATES:
+        acc += counts.get(state, 0)
+        end = round(acc * width / total)
+        cells.append(_BAR_CHARS[state] * (end - used))
+        used = end
+    return "[" + "".join(cells) + "]"
+
+
+def _group_line(group: GroupReport, title: str, pad: int) -> list[str]:
+    counts = {s: group.count(s) for s in STATES}
+    lines = [
+        f"    {title:<{pad}}  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{len(group.clusters)} succeeded"
+        f"  configured {group.configured}  failed {counts[FAILED_STATE]}  timed out {counts[TIMED_OUT_STATE]}"
+        f"  progressing {counts[PROGRESSING_STATE]}  waiting {counts[WAITING_STATE]}"
+    ]
+    bad = [c for c in group.clusters if c.state in (FAILED_STATE, TIMED_OUT_STATE)]
+    for line in bad[:_SHOWN_FAILURES]:
+        lines.append(f"      ! {line.cluster} ({line.rollout_status}): {line.reason or 'no reason reported'}")
+    if len(bad) > _SHOWN_FAILURES:
+        lines.append(f"      ! and {len(bad) - _SHOWN_FAILURES} more failed clusters")
+    return lines
+
+
+def render_addon_report(report: AddonReport) -> str:
+    """The human-readable configuration-rollout status of one CMA."""
+    lines = [f"ClusterManagementAddOn {report.name} (install strategy {report.install_type})"]
+    if not report.managed:
+        lines.append("  self-managed (lifecycle annotation): the hub manager does not roll its configurations out")
+    for placement in report.placements:
+        lines.append("")
+        head = f"  placement {placement.key} ({placement.strategy}, {placement.selected} selected)"
+        if placement.error is not None:
+            lines.append(f"{head}: held, {placement.error_reason}: {placement.error}")
+            continue
+        counts = placement.counts()
+        failed = counts[FAILED_STATE] + counts[TIMED_OUT_STATE]
+        lines.append(
+            f"{head}  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{placement.total} succeeded,"
+            f" {placement.configured} configured, {failed} failed, {counts[PROGRESSING_STATE]} progressing,"
+            f" {counts[WAITING_STATE]} waiting"
+        )
+        if placement.condition is not None:
+            status, reason, message = placement.condition
+            lines.append(f"    Progressing {status} {reason}: {message}".rstrip(": "))
+        if placement.taken:
+            lines.append(f"    {placement.taken} selected cluster(s) configured by a later placement")
+        if placement.unready is not None:
+            lines.append(f"    waiting for complete decisions: {placement.unready}")
+        if placement.breach:
+            lines.append("    maxFailures breached: no new clusters are configured until failures recover")
+        if not placement.groups:
+            lines.append("    no clusters decided")
+        titles = [g.title for g in placement.groups]
+        pad = max((len(t) for t in titles), default=0)
+        for group, title in zip(placement.groups, titles, strict=True):
+            lines.extend(_group_line(group, title, pad))
+        if placement.recheck_after is not None:
+            lines.append(f"    next check in {placement.recheck_after:.0f}s (minSuccessTime / progressDeadline)")
+    if report.defaults is not None:
+        lines.append("")
+        lines.append(f"  default configurations ({len(report.defaults.clusters)} add-on(s), no rollout strategy)")
+        if report.defaults_held:
+            lines.append(f"    held: {report.defaults_held}")
+        lines.extend(_group_line(report.defaults, "all", 3))
+    return "\n".join(lines)

@@ -1,0 +1,493 @@
+"""What the simulated framework of an add-on writes for one ManagedClusterAddOn (pure: no I/O,
+``now`` is an argument).
+
+On a real hub each add-on's own manager (OCM's addon-framework) renders the agent into
+ManifestWorks and reports on the ManagedClusterAddOn (MCA); the local hub stands in for it. For an
+MCA of a registered add-on (a ClusterManagementAddOn, CMA, of the same name):
+
+- ``status.supportedConfigs``: the CMA's ``spec.supportedConfigs`` group/resource pairs that the
+  hub serves (a config kind without an API on the hub cannot be read, so it is not supported);
+- the deploy work ``addon-<addon>-deploy-0`` in the cluster namespace, labelled
+  ``open-cluster-management.io/addon-name``, owned by the MCA (controller reference), annotated
+  ``open-cluster-management.io/config-spec-hash`` with the JSON map
+  ``{"<resource>[.<group>]/<namespace>/<name>": "<specHash>"}`` of the MCA's
+  ``status.configReferences[].desiredConfig`` (as the framework's ``ConfigsToMap``: an item without
+  a desiredConfig is left out, an empty hash is kept as ``""``; no annotation when there are no
+  configReferences). Its manifests are the agent (``addon_agent``).
+- The work is written once every configReferences item of a supported type has a desired hash;
+  with no configReferences yet, a lifecycle-managed add-on that names configs of a supported type
+  (CMA defaults, Placements configs, MCA ``spec.configs``) waits for the add-on manager to set
+  them, or to say there are none (``Configured`` True), so a fresh install is generation 1.
+- It is rendered again only when the desired hashes change: while they stay the same, the work is
+  left as it is even if a config object changes (that change reaches the cluster through a new
+  desired hash, i.e. through the add-on manager's rollout). So the work's generation moves
+  exactly when the desired configs do.
+- Conditions, as the framework writes them (set-condition semantics):
+  ``ManifestApplied`` True ``AddonManifestApplied`` once the work's ``Applied`` is True, False
+  ``AddonManifestAppliedFailed`` when it is not, False ``ManifestWorkApplyFailed`` when the work
+  cannot be rendered or written (a stale False is dropped while the agent has not reported yet);
+  ``Available`` from the agent's health once ``ManifestApplied`` exists: Unknown with the
+  cluster's reason while the cluster's ``ManagedClusterConditionAvailable`` is Unknown (the hub's
+  registration controller does that), Unknown ``WorkNotFound`` without the work, Unknown/False
+  ``WorkNotApplied`` until the work is Available True at its current generation, False
+  ``ProbeUnavailable`` while it is Degraded at that generation, else True ``ProbeAvailable``.
+  ``status.healthCheck.mode`` is ``Customized`` and ``status.namespace`` the install namespace.
+
+Nothing else of the MCA status is touched: ``configReferences``, ``Configured`` and
+``Progressing`` belong to the hub's add-on manager.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sandbox.agents import names
+from sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
+from sandbox.agents.conditions import (
+    FALSE,
+    TRUE,
+    UNKNOWN,
+    Condition,
+    find_condition,
+    make_condition,
+    remove_condition,
+    set_condition,
+)
+from sandbox.agents.work import generation_of
+
+GroupResource = tuple[str, str]
+"""(group, resource) of a config type; group "" for core."""
+ConfigKey = tuple[str, str, str, str]
+"""(group, resource, namespace, name) of one config object."""
+
+MCA_KIND = "ManagedClusterAddOn"
+
+
+def deploy_work_name(addon: str) -> str:
+    return f"addon-{addon}-deploy-0"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _group_resource(item: Mapping[str, Any]) -> GroupResource:
+    return (_text(item.get("group")), _text(item.get("resource")))
+
+
+def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
+    """The hub's add-on manager owns the add-on (lifecycle annotation absent or addon-manager)."""
+    annotations = (cma.get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(names.ADDON_LIFECYCLE_ANNOTATION)
+    return value is None or value == names.ADDON_LIFECYCLE_ADDON_MANAGER
+
+
+# --- supported configs ----------------------------------------------------------------------------
+
+
+def declared_config_types(cma: Mapping[str, Any]) -> list[GroupResource]:
+    """The CMA's ``spec.supportedConfigs`` group/resource pairs, in order, without repeats."""
+    out: list[GroupResource] = []
+    for item in (cma.get("spec") or {}).get("supportedConfigs") or ():
+        if isinstance(item, Mapping):
+            pair = _group_resource(item)
+            if pair[1] and pair not in out:
+                out.append(pair)
+    return out
+
+
+def supported_config_types(cma: Mapping[str, Any], served: Set[GroupResource]) -> list[GroupResource]:
+    """The declared config types the hub serves."""
+    return [pair for pair in declared_config_types(cma) if pair in served]
+
+
+def supported_configs(cma: Mapping[str, Any], served: Set[GroupResource]) -> list[dict[str, str]]:
+    """``status.supportedConfigs`` of the CMA's add-ons."""
+    return [{"group": group, "resource": resource} for group, resource in supported_config_types(cma, served)]
+
+
+# --- desired configs and the config-spec-hash annotation -----------------------------------------
+
+
+def config_references(mca: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [r for r in (mca.get("status") or {}).get("configReferences") or () if isinstance(r, Mapping)]
+
+
+def config_hash_key(group: str, resource: str, namespace: str, name: str) -> str:
+    """``<resource>[.<group>]/<namespace>/<name>`` (the group and its dot omitted when empty)."""
+    kind = f"{resource}.{group}" if group else resource
+    return f"{kind}/{namespace}/{name}"
+
+
+def config_hash_map(mca: Mapping[str, Any]) -> dict[str, str]:
+    """Desired spec hash per config, from ``status.configReferences[].desiredConfig``. Items
+    without a desiredConfig are left out; an empty hash is kept (OCM's ``ConfigsToMap``)."""
+    out: dict[str, str] = {}
+    for ref in config_references(mca):
+        desired = ref.get("desiredConfig")
+        if not isinstance(desired, Mapping):
+            continue
+        group, resource = _group_resource(ref)
+        key = config_hash_key(group, resource, _text(desired.get("namespace")), _text(desired.get("name")))
+        out[key] = _text(desired.get("specHash"))
+    return out
+
+
+def go_json(value: Any) -> str:
+    """``value`` as Go's encoding/json writes it: compact, map keys sorted, ``<`` ``>`` ``&`` and
+    U+2028/U+2029 escaped, other non-ASCII as is."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def config_spec_hash_annotation(mca: Mapping[str, Any]) -> str | None:
+    """The work annotation's value; None when the MCA has no configReferences."""
+    if not config_references(mca):
+        return None
+    return go_json(config_hash_map(mca))
+
+
+def deployment_config_ref(mca: Mapping[str, Any]) -> ConfigKey | None:
+    """The AddOnDeploymentConfig the agent is configured with: the first configReferences item of
+    that type with a desiredConfig (as the framework's ``GetDesiredAddOnDeploymentConfig``)."""
+    for ref in config_references(mca):
+        desired = ref.get("desiredConfig")
+        if _group_resource(ref) != (names.ADDON_GROUP, names.ADDON_DEPLOYMENT_CONFIGS):
+            continue
+        if isinstance(desired, Mapping) and _text(desired.get("name")):
+            return (names.ADDON_GROUP, names.ADDON_DEPLOYMENT_CONFIGS, _text(desired.get("namespace")), desired["name"])
+    return None
+
+
+def _names_configs(cma: Mapping[str, Any], mca: Mapping[str, Any], supported: Set[GroupResource]) -> bool:
+    """Whether the add-on manager is going to give ``mca`` configs of a supported type."""
+    for item in (cma.get("spec") or {}).get("supportedConfigs") or ():
+        default = (item or {}).get("defaultConfig") if isinstance(item, Mapping) else None
+        name = _text((default or {}).get("name"))
+        if name and name != names.RESERVED_NO_DEFAULT_CONFIG_NAME and _group_resource(item) in supported:
+            return True
+    strategy = (cma.get("spec") or {}).get("installStrategy") or {}
+    if strategy.get("type") == "Placements":
+        for placement in strategy.get("placements") or ():
+            for item in (placement or {}).get("configs") or ():
+                if isinstance(item, Mapping) and _group_resource(item) in supported:
+                    return True
+    return any(
+        isinstance(item, Mapping) and _group_resource(item) in supported
+        for item in (mca.get("spec") or {}).get("configs") or ()
+    )
+
+
+def waiting_for_configs(mca: Mapping[str, Any], cma: Mapping[str, Any], supported: Set[GroupResource]) -> str | None:
+    """Why the deploy work cannot be rendered yet (None: it can)."""
+    refs = config_references(mca)
+    for ref in refs:
+        if _group_resource(ref) not in supported:
+            continue
+        desired = ref.get("desiredConfig")
+        if not isinstance(desired, Mapping) or not _text(desired.get("specHash")):
+            where = desired if isinstance(desired, Mapping) else ref
+            group, resource = _group_resource(ref)
+            key = config_hash_key(group, resource, _text(where.get("namespace")), _text(where.get("name")))
+            return f"waiting for the spec hash of {key}"
+    if refs or not is_lifecycle_managed(cma):
+        return None
+    configured = find_condition((mca.get("status") or {}).get("conditions"), names.ADDON_CONFIGURED)
+    if configured is not None and configured.get("status") == TRUE:
+        return None
+    if _names_configs(cma, mca, supported):
+        return "waiting for the add-on manager to set the configurations"
+    return None
+
+
+# --- the deploy work --------------------------------------------------------------------------------
+
+
+def work_annotation(work: Mapping[str, Any] | None) -> str | None:
+    annotations = ((work or {}).get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(names.CONFIG_SPEC_HASH_ANNOTATION)
+    return value if isinstance(value, str) else None
+
+
+def needs_render(mca: Mapping[str, Any], work: Mapping[str, Any] | None) -> bool:
+    """The agent must be rendered (again): no work yet, or the desired hashes changed. Only then
+    are the config objects read (the runner reads them fresh from the API for that)."""
+    return work is None or work_annotation(work) != config_spec_hash_annotation(mca)
+
+
+def owner_reference(mca: Mapping[str, Any]) -> dict[str, Any]:
+    meta = mca.get("metadata") or {}
+    return {
+        "apiVersion": names.ADDON_API_VERSION,
+        "kind": MCA_KIND,
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _owner_references(mca: Mapping[str, Any], work: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The work's owner references with the MCA's controller reference in place of any other
+    reference to a ManagedClusterAddOn."""
+    others = [
+        dict(ref)
+        for ref in ((work or {}).get("metadata") or {}).get("ownerReferences") or ()
+        if not (ref.get("kind") == MCA_KIND and _text(ref.get("apiVersion")).startswith(names.ADDON_GROUP + "/"))
+    ]
+    return [owner_reference(mca), *others]
+
+
+@dataclass(frozen=True)
+class DeployPlan:
+    """What to do with the deploy work. ``create``: the body of a new work; ``patch``: a merge
+    patch of the existing one; ``failure``: why the agent cannot be rendered (ManifestApplied
+    False); ``waiting``: why nothing is written yet (no condition changes)."""
+
+    create: dict[str, Any] | None = None
+    patch: dict[str, Any] | None = None
+    failure: str | None = None
+    waiting: str | None = None
+
+
+def manifest_failure(error: str) -> str:
+    return f"failed to get manifest from agent interface: {error}"
+
+
+def apply_failure(error: str) -> str:
+    return f"failed to apply manifestWork: {error}"
+
+
+def _not_found(key: ConfigKey) -> str:
+    group, resource, _namespace, name = key
+    return f'{resource}.{group} "{name}" not found' if group else f'{resource} "{name}" not found'
+
+
+def plan_deploy_work(
+    mca: Mapping[str, Any],
+    cma: Mapping[str, Any],
+    served: Set[GroupResource],
+    configs: Mapping[ConfigKey, Mapping[str, Any]],
+    work: Mapping[str, Any] | None,
+) -> DeployPlan:
+    """The write (if any) that makes ``work`` the deploy work of ``mca``. ``configs`` holds the
+    config objects by key (only the AddOnDeploymentConfig is read)."""
+    work_meta = (work or {}).get("metadata") or {}
+    if work_meta.get("deletionTimestamp"):
+        return DeployPlan(waiting="the previous deploy work is being deleted")
+    supported = set(supported_config_types(cma, served))
+    waiting = waiting_for_configs(mca, cma, supported)
+    if waiting is not None:
+        return DeployPlan(waiting=waiting)
+    meta = mca.get("metadata") or {}
+    addon, namespace = str(meta.get("name")), str(meta.get("namespace"))
+    annotation = config_spec_hash_annotation(mca)
+    owners = _owner_references(mca, work)
+    if work is not None and not needs_render(mca, work):
+        labels_ok = (work_meta.get("labels") or {}).get(names.ADDON_NAME_LABEL) == addon
+        if labels_ok and (work_meta.get("ownerReferences") or []) == owners:
+            return DeployPlan()
+        return DeployPlan(patch={"metadata": {"labels": {names.ADDON_NAME_LABEL: addon}, "ownerReferences": owners}})
+
+    deployment_config: Mapping[str, Any] | None = None
+    ref = deployment_config_ref(mca)
+    if ref is not None and (ref[0], ref[1]) in supported:
+        deployment_config = configs.get(ref)
+        if deployment_config is None:
+            return DeployPlan(failure=manifest_failure(_not_found(ref)))
+    manifests = agent_manifests(addon, agent_values(mca, deployment_config), annotation)
+    if work is None:
+        body_meta: dict[str, Any] = {
+            "name": deploy_work_name(addon),
+            "namespace": namespace,
+            "labels": {names.ADDON_NAME_LABEL: addon},
+            "ownerReferences": owners,
+        }
+        if annotation is not None:
+            body_meta["annotations"] = {names.CONFIG_SPEC_HASH_ANNOTATION: annotation}
+        return DeployPlan(create={"metadata": body_meta, "spec": {"workload": {"manifests": manifests}}})
+    patch_meta: dict[str, Any] = {
+        "labels": {names.ADDON_NAME_LABEL: addon},
+        "annotations": {names.CONFIG_SPEC_HASH_ANNOTATION: annotation},
+        "ownerReferences": owners,
+    }
+    return DeployPlan(patch={"metadata": patch_meta, "spec": {"workload": {"manifests": manifests}}})
+
+
+# --- MCA status -------------------------------------------------------------------------------------
+
+
+def _manifest_applied(
+    conditions: list[Condition], work: Mapping[str, Any] | None, failure: str | None, now: datetime
+) -> list[Condition]:
+    if failure is not None:
+        return set_condition(
+            conditions,
+            make_condition(names.ADDON_MANIFEST_APPLIED, FALSE, names.REASON_MANIFEST_WORK_APPLY_FAILED, failure),
+            now,
+        )
+    if work is None:
+        return conditions
+    applied = find_condition((work.get("status") or {}).get("conditions"), names.WORK_APPLIED)
+    if applied is None:
+        current = find_condition(conditions, names.ADDON_MANIFEST_APPLIED)
+        if current is not None and current.get("status") == FALSE:
+            return remove_condition(conditions, names.ADDON_MANIFEST_APPLIED)
+        return conditions
+    if applied.get("status") == TRUE:
+        new = make_condition(
+            names.ADDON_MANIFEST_APPLIED,
+            TRUE,
+            names.REASON_ADDON_MANIFEST_APPLIED,
+            "manifests of addon are applied successfully",
+        )
+    else:
+        new = make_condition(
+            names.ADDON_MANIFEST_APPLIED,
+            FALSE,
+            names.REASON_ADDON_MANIFEST_APPLIED_FAILED,
+            "failed to apply the manifests of addon",
+        )
+    return set_condition(conditions, new, now)
+
+
+def available_condition(
+    addon: str, work: Mapping[str, Any] | None, cluster: Mapping[str, Any] | None
+) -> Condition:
+    """The MCA ``Available`` condition from the cluster and the deploy work (module docstring)."""
+    cluster_available = find_condition(((cluster or {}).get("status") or {}).get("conditions"), names.CLUSTER_AVAILABLE)
+    if cluster_available is not None and cluster_available.get("status") == UNKNOWN:
+        return make_condition(
+            names.ADDON_AVAILABLE,
+            UNKNOWN,
+            _text(cluster_available.get("reason")) or names.REASON_LEASE_UPDATE_STOPPED,
+            _text(cluster_available.get("message")),
+        )
+    if work is None or (work.get("metadata") or {}).get("deletionTimestamp"):
+        return make_condition(
+            names.ADDON_AVAILABLE, UNKNOWN, names.REASON_ADDON_WORK_NOT_FOUND, "Addon manifestWork is not found"
+        )
+    generation = generation_of(work)
+    conditions = (work.get("status") or {}).get("conditions")
+    available = find_condition(conditions, names.WORK_AVAILABLE)
+    if available is None:
+        return make_condition(
+            names.ADDON_AVAILABLE, UNKNOWN, names.REASON_ADDON_WORK_NOT_APPLIED, "Addon manifestWork is not applied yet"
+        )
+    if available.get("observedGeneration") != generation:
+        return make_condition(
+            names.ADDON_AVAILABLE,
+            UNKNOWN,
+            names.REASON_ADDON_WORK_NOT_APPLIED,
+            f"Addon manifestWork generation {generation} is not applied yet",
+        )
+    if available.get("status") != TRUE:
+        status = FALSE if available.get("status") == FALSE else UNKNOWN
+        return make_condition(
+            names.ADDON_AVAILABLE, status, names.REASON_ADDON_WORK_NOT_APPLIED, _text(available.get("message"))
+        )
+    degraded = find_condition(conditions, names.WORK_DEGRADED)
+    if degraded is not None and degraded.get("status") == TRUE and degraded.get("observedGeneration") == generation:
+        return make_condition(
+            names.ADDON_AVAILABLE,
+            FALSE,
+            names.REASON_ADDON_PROBE_UNAVAILABLE,
+            f"Probe addon unavailable with err {_text(degraded.get('message'))}",
+        )
+    return make_condition(
+        names.ADDON_AVAILABLE, TRUE, names.REASON_ADDON_PROBE_AVAILABLE, f"{addon} add-on is available."
+    )
+
+
+def addon_status(
+    mca: Mapping[str, Any],
+    cma: Mapping[str, Any],
+    served: Set[GroupResource],
+    work: Mapping[str, Any] | None,
+    cluster: Mapping[str, Any] | None,
+    now: datetime,
+    *,
+    failure: str | None = None,
+) -> dict[str, Any] | None:
+    """The MCA's complete new status with the framework's fields set, given the deploy work as it
+    is and ``failure`` (the work could not be rendered or written); None when nothing changes."""
+    old: dict[str, Any] = copy.deepcopy(dict(mca.get("status") or {}))
+    status = copy.deepcopy(old)
+    supported = supported_configs(cma, served)
+    if supported:
+        status["supportedConfigs"] = supported
+    else:
+        status.pop("supportedConfigs", None)
+    status["healthCheck"] = {"mode": names.HEALTH_CHECK_MODE_CUSTOMIZED}
+    if work is not None:
+        namespace = manifests_install_namespace(((work.get("spec") or {}).get("workload") or {}).get("manifests") or ())
+        if namespace:
+            status["namespace"] = namespace
+    conditions = _manifest_applied([dict(c) for c in status.get("conditions") or ()], work, failure, now)
+    if find_condition(conditions, names.ADDON_MANIFEST_APPLIED) is not None:
+        addon = str((mca.get("metadata") or {}).get("name"))
+        conditions = set_condition(conditions, available_condition(addon, work, cluster), now)
+    if conditions or "conditions" in status:
+        status["conditions"] = conditions
+    return None if status == old else status
+
+
+@dataclass(frozen=True)
+class AddonPlan:
+    """The deploy work write (``work``) and the MCA status given the work as it is now."""
+
+    work: DeployPlan
+    status: dict[str, Any] | None
+
+
+def plan_addon(
+    mca: Mapping[str, Any],
+    cma: Mapping[str, Any],
+    served: Set[GroupResource],
+    configs: Mapping[ConfigKey, Mapping[str, Any]],
+    work: Mapping[str, Any] | None,
+    cluster: Mapping[str, Any] | None,
+    now: datetime,
+) -> AddonPlan:
+    """Everything the framework does for ``mca`` at ``now``. After writing ``work.create`` or
+    ``work.patch`` the runner computes the status again with ``addon_status`` on the written work
+    (or with ``failure=apply_failure(error)`` if the write failed)."""
+    deploy = plan_deploy_work(mca, cma, served, configs, work)
+    return AddonPlan(deploy, addon_status(mca, cma, served, work, cluster, now, failure=deploy.failure))
+
+
+__all__ = [
+    "AddonPlan",
+    "ConfigKey",
+    "DeployPlan",
+    "GroupResource",
+    "addon_status",
+    "apply_failure",
+    "available_condition",
+    "config_hash_key",
+    "config_hash_map",
+    "config_references",
+    "config_spec_hash_annotation",
+    "declared_config_types",
+    "deploy_work_name",
+    "deployment_config_ref",
+    "go_json",
+    "is_lifecycle_managed",
+    "manifest_failure",
+    "needs_render",
+    "owner_reference",
+    "plan_addon",
+    "plan_deploy_work",
+    "supported_config_types",
+    "supported_configs",
+    "waiting_for_configs",
+    "work_annotation",
+]

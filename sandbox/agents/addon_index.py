@@ -1,0 +1,86 @@
+"""Which ManagedClusterAddOns to look at again when something they depend on changes (pure, in
+memory): by add-on name (its ClusterManagementAddOn changed), by namespace (its cluster changed)
+and by the AddOnDeploymentConfigs named in their ``status.configReferences``. Updated from the
+MCA watch, so each lookup costs the size of its answer, never a scan of every MCA."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sandbox.agents import names
+from sandbox.agents.addon import config_references
+
+Key = tuple[str, str]
+"""(namespace, name)."""
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def deployment_configs_of(mca: Mapping[str, Any]) -> set[Key]:
+    """The AddOnDeploymentConfigs an MCA's configReferences name (desired ones)."""
+    out: set[Key] = set()
+    for ref in config_references(mca):
+        if (ref.get("group"), ref.get("resource")) != (names.ADDON_GROUP, names.ADDON_DEPLOYMENT_CONFIGS):
+            continue
+        desired = ref.get("desiredConfig")
+        if isinstance(desired, Mapping) and desired.get("name"):
+            out.add((str(desired.get("namespace") or ""), str(desired["name"])))
+    return out
+
+
+class AddonIndex:
+    """MCA keys by add-on name, by namespace and by referenced AddOnDeploymentConfig."""
+
+    def __init__(self) -> None:
+        self._by_addon: dict[str, set[Key]] = {}
+        self._by_namespace: dict[str, set[Key]] = {}
+        self._by_config: dict[Key, set[Key]] = {}
+        self._configs: dict[Key, set[Key]] = {}
+
+    @staticmethod
+    def _add(index: dict[Any, set[Key]], where: Any, key: Key) -> None:
+        index.setdefault(where, set()).add(key)
+
+    @staticmethod
+    def _drop(index: dict[Any, set[Key]], where: Any, key: Key) -> None:
+        keys = index.get(where)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del index[where]
+
+    def update(self, mca: Mapping[str, Any]) -> None:
+        key = key_of(mca)
+        namespace, name = key
+        self._add(self._by_addon, name, key)
+        self._add(self._by_namespace, namespace, key)
+        configs = deployment_configs_of(mca)
+        for old in self._configs.get(key, set()) - configs:
+            self._drop(self._by_config, old, key)
+        for new in configs:
+            self._add(self._by_config, new, key)
+        self._configs[key] = configs
+
+    def remove(self, mca: Mapping[str, Any]) -> None:
+        key = key_of(mca)
+        namespace, name = key
+        self._drop(self._by_addon, name, key)
+        self._drop(self._by_namespace, namespace, key)
+        for old in self._configs.pop(key, set()):
+            self._drop(self._by_config, old, key)
+
+    def of_addon(self, addon: str) -> list[Key]:
+        return sorted(self._by_addon.get(addon, ()))
+
+    def in_namespace(self, namespace: str) -> list[Key]:
+        return sorted(self._by_namespace.get(namespace, ()))
+
+    def using_config(self, namespace: str, name: str) -> list[Key]:
+        return sorted(self._by_config.get((namespace, name), ()))
+
+    def __len__(self) -> int:
+        return len(self._configs)

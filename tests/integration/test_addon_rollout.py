@@ -1,0 +1,227 @@
+"""ADDON.md 13 scenarios 16-22 and 24 (configuration rollout through the placements' strategies)
+on the local hub, through the real kopf operator, with the add-on's framework and agent played by
+hand (as OCM's own integration tests do), plus improvements 1 and 3 of the add-on manager."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from api.constants import ADDON_CONDITION_CONFIGURED, ADDON_CONDITION_PROGRESSING
+from controllers.addon.hashing import spec_hash
+from controllers.common.wire import parse_time
+from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
+from tests.integration.test_addon_env import (
+    AddonEnv,
+    adc_ref,
+    condition,
+    env,
+    holds_for,
+    wait_for,
+)
+
+pytestmark = pytest.mark.integration
+__all__ = ["env"]
+
+
+def h(env: AddonEnv, ns: str, name: str) -> str:
+    return spec_hash(env.api.get(ADDON_DEPLOYMENT_CONFIGS, name, ns))
+
+
+def desired_of(env: AddonEnv, cluster: str, name: str) -> str | None:
+    items = ((env.get_mca(cluster, name) or {}).get("status") or {}).get("configReferences") or []
+    return items[0]["desiredConfig"].get("specHash") if items else None
+
+
+def applied_of(env: AddonEnv, cluster: str, name: str) -> str | None:
+    items = ((env.get_mca(cluster, name) or {}).get("status") or {}).get("configReferences") or []
+    return ((items[0].get("lastAppliedConfig") or {}).get("specHash")) if items else None
+
+
+def message(env: AddonEnv, name: str, index: int = 0) -> str:
+    cond = env.progression_condition(name, index)
+    return "" if cond is None else str(cond.get("message"))
+
+
+def set_strategy(env: AddonEnv, name: str, ns: str, placement: str, config: str, strategy: JSON) -> None:
+    env.api.patch(CLUSTER_MANAGEMENT_ADDONS, name, {"spec": {"installStrategy": {"type": "Placements", "placements": [
+        {"namespace": ns, "name": placement, "configs": [adc_ref(ns, config)], "rolloutStrategy": strategy}
+    ]}}})
+
+
+class Fleet:
+    """Four clusters in two decision groups, an add-on installed by one placement with one ADC."""
+
+    def __init__(self, env: AddonEnv) -> None:
+        self.env = env
+        self.ns = env.namespace(env.unique("roll"))
+        self.clusters = env.clusters(4)
+        env.adc(self.ns, "deploy-config", "test")
+        env.placement(self.ns, "p", [self.clusters[:2], self.clusters[2:]])
+        self.name = env.unique("addon")
+        env.cma(self.name, placements=[{"namespace": self.ns, "name": "p", "configs": [adc_ref(self.ns, "deploy-config")]}])
+        wait_for(lambda: all(env.get_mca(c, self.name) for c in self.clusters), what="MCAs")
+        for cluster in self.clusters:
+            env.manifest_applied(cluster, self.name)
+
+    def desired(self) -> list[str | None]:
+        return [desired_of(self.env, c, self.name) for c in self.clusters]
+
+    def applied(self) -> list[str | None]:
+        return [applied_of(self.env, c, self.name) for c in self.clusters]
+
+    def agents(self, clusters: list[str], ready: bool = True) -> None:
+        self.env.agent_step(clusters, self.name, ready)
+
+    def installed(self) -> str:
+        """Scenario 16: the fresh install rolls out everywhere; returns H(test)."""
+        expected = h(self.env, self.ns, "deploy-config")
+        wait_for(lambda: self.desired() == [expected] * 4, what="desired everywhere")
+        self.agents(self.clusters)
+        wait_for(lambda: self.applied() == [expected] * 4, what="applied everywhere")
+        return expected
+
+
+def test_a_fresh_install_rolls_out_and_completes(env: AddonEnv) -> None:
+    fleet = Fleet(env)
+    expected = fleet.installed()
+    for cluster in fleet.clusters:
+        mca = env.get_mca(cluster, fleet.name)
+        progressing = condition(mca, ADDON_CONDITION_PROGRESSING)
+        assert progressing is not None
+        assert (progressing["status"], progressing["reason"], progressing["message"]) == ("False", "Completed", "completed with no errors.")
+        configured = condition(mca, ADDON_CONDITION_CONFIGURED)
+        assert configured is not None and (configured["status"], configured["reason"]) == ("True", "ConfigurationsConfigured")
+    wait_for(
+        lambda: message(env, fleet.name) == "selected clusters 4. configured addons 4/4 completed with no errors, 0 failed 0 timeout.",
+        what="CMA Completed",
+    )
+    item = env.get_cma(fleet.name)["status"]["installProgressions"][0]["configReferences"][0]
+    assert item["lastAppliedConfig"]["specHash"] == item["lastKnownGoodConfig"]["specHash"] == expected
+    completed = [e for e in env.events(fleet.name) if e.get("reason") == "RolloutComplete"]
+    assert completed, "a RolloutComplete event"
+
+
+def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
+    fleet = Fleet(env)
+    fleet.installed()
+    env.adc(fleet.ns, "deploy-config", "test1")
+    expected = h(env, fleet.ns, "deploy-config")
+    wait_for(lambda: fleet.desired() == [expected] * 4, what="new desired everywhere")
+    # The manifests did not change: the works stay ready and the agents apply at once.
+    fleet.agents(fleet.clusters)
+    wait_for(lambda: fleet.applied() == [expected] * 4, what="applied everywhere")
+    wait_for(lambda: "4/4 completed" in message(env, fleet.name), what="CMA Completed")
+
+
+def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: AddonEnv) -> None:
+    """Scenarios 18-20."""
+    fleet = Fleet(env)
+    old = fleet.installed()
+    c0, c1, c2, c3 = fleet.clusters
+    fleet.agents([c0, c1], ready=False)
+    env.adc(fleet.ns, "update-config", "test2")
+    new = h(env, fleet.ns, "update-config")
+    set_strategy(env, fleet.name, fleet.ns, "p", "update-config", {
+        "type": "Progressive", "progressive": {"maxConcurrency": 2, "progressDeadline": "5s", "maxFailures": 1},
+    })
+    wait_for(lambda: fleet.desired()[:2] == [new, new], what="c0 and c1 get the update")
+    fleet.agents([c0, c1], ready=False)
+    assert fleet.desired()[2:] == [old, old]
+    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 2/4 progressing..., 0 failed 0 timeout.", what="2/4")
+    for cluster in (c2, c3):
+        configured = condition(env.get_mca(cluster, fleet.name), ADDON_CONDITION_CONFIGURED)
+        assert configured is not None and configured["reason"] == "ConfigurationsNotConfigured"
+    started = parse_time(condition(env.get_mca(c0, fleet.name), ADDON_CONDITION_PROGRESSING)["lastTransitionTime"])  # type: ignore[index]
+    assert started is not None
+    timeout_text = "selected clusters 4. configured addons 0/4 progressing..., 0 failed 2 timeout."
+    # Not before the deadline (measured from the Progressing condition's transition).
+    while time.time() < started.timestamp() + 4:
+        assert message(env, fleet.name) != timeout_text
+        time.sleep(0.1)
+    wait_for(lambda: message(env, fleet.name) == timeout_text, timeout=30, what="timeouts breach maxFailures")
+    breach = wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "MaxFailuresBreached"], what="breach event")
+    assert c0 in breach[0]["message"] and c1 in breach[0]["message"]
+    holds_for(lambda: fleet.desired()[2:] == [old, old], 1.0, what="the rollout stopped")
+    # Scenario 20: c0 and c1 recover, c3 goes unready: the rollout goes on to c2 and c3.
+    fleet.agents([c0, c1])
+    fleet.agents([c3], ready=False)
+    wait_for(lambda: fleet.applied()[:2] == [new, new], what="c0 and c1 applied")
+    wait_for(lambda: fleet.desired() == [new] * 4, what="c2 and c3 get the update")
+    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 4/4 progressing..., 0 failed 0 timeout.", what="4/4")
+    fleet.agents([c2, c3])
+    wait_for(lambda: "4/4 completed with no errors" in message(env, fleet.name), what="Completed")
+    item = env.get_cma(fleet.name)["status"]["installProgressions"][0]["configReferences"][0]
+    assert item["lastAppliedConfig"]["specHash"] == item["lastKnownGoodConfig"]["specHash"] == new
+
+
+def test_progressive_per_group_soaks_before_the_next_group(env: AddonEnv) -> None:
+    """Scenario 21."""
+    fleet = Fleet(env)
+    old = fleet.installed()
+    c0, c1, c2, c3 = fleet.clusters
+    set_strategy(env, fleet.name, fleet.ns, "p", "deploy-config", {"type": "ProgressivePerGroup", "progressivePerGroup": {"minSuccessTime": "3s"}})
+    fleet.agents([c0, c1], ready=False)
+    env.adc(fleet.ns, "deploy-config", "test3")
+    new = h(env, fleet.ns, "deploy-config")
+    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only")
+    fleet.agents([c0, c1], ready=False)
+    wait_for(lambda: "2/4 progressing..." in message(env, fleet.name), what="2/4")
+    fleet.agents([c0, c1])
+    wait_for(lambda: fleet.applied()[:2] == [new, new], what="first group applied")
+    holds_for(lambda: fleet.desired()[2:] == [old, old], 2.0, what="soak before the next group")
+    wait_for(lambda: fleet.desired() == [new] * 4, timeout=30, what="second group after the soak")
+    fleet.agents([c2, c3])
+    wait_for(lambda: "4/4 completed" in message(env, fleet.name), timeout=30, what="Completed")
+
+
+def test_overlapping_placements_count_each_cluster_once_the_last_wins(env: AddonEnv) -> None:
+    """Scenario 22."""
+    ns = env.namespace(env.unique("roll"))
+    c1, c2, c3 = env.clusters(3)
+    env.adc(ns, "a", "1")
+    env.adc(ns, "b", "2")
+    env.placement(ns, "p1", [[c1, c2]])
+    env.placement(ns, "p2", [[c2, c3]])
+    name = env.unique("addon")
+    env.cma(name, placements=[
+        {"namespace": ns, "name": "p1", "configs": [adc_ref(ns, "a")]},
+        {"namespace": ns, "name": "p2", "configs": [adc_ref(ns, "b")]},
+    ])
+    wait_for(lambda: all(env.get_mca(c, name) for c in (c1, c2, c3)), what="MCAs")
+    wait_for(lambda: desired_of(env, c2, name) == h(env, ns, "b"), what="the last placement wins")
+    for cluster in (c1, c2, c3):
+        env.manifest_applied(cluster, name)
+    env.agent_step([c1, c2, c3], name)
+    wait_for(lambda: message(env, name, 0) == "selected clusters 2. configured addons 1/1 completed with no errors, 0 failed 0 timeout.", what="p1")
+    wait_for(lambda: message(env, name, 1) == "selected clusters 2. configured addons 2/2 completed with no errors, 0 failed 0 timeout.", what="p2")
+
+
+def test_a_placement_selecting_no_cluster_stays_progressing(env: AddonEnv) -> None:
+    """Scenario 24."""
+    ns = env.namespace(env.unique("roll"))
+    env.placement(ns, "p", [[]])
+    name = env.unique("addon")
+    env.cma(name, placements=[{"namespace": ns, "name": "p"}])
+    wait_for(lambda: message(env, name) == "selected clusters 0. configured addons 0/0 progressing..., 0 failed 0 timeout.", what="0/0")
+    assert env.progression_condition(name)["status"] == "True"  # type: ignore[index]
+
+
+def test_a_missing_placement_holds_back_only_its_own_rollout(env: AddonEnv) -> None:
+    """Improvement 1: OCM stops the configuration of every placement of the add-on."""
+    ns = env.namespace(env.unique("roll"))
+    c1, c2 = env.clusters(2)
+    env.adc(ns, "a", "1")
+    env.placement(ns, "p1", [[c1]])
+    env.placement(ns, "p2", [[c2]])
+    name = env.unique("addon")
+    env.cma(name, placements=[
+        {"namespace": ns, "name": "p1", "configs": [adc_ref(ns, "a")]},
+        {"namespace": ns, "name": "p2", "configs": [adc_ref(ns, "a")]},
+    ])
+    wait_for(lambda: desired_of(env, c1, name) and desired_of(env, c2, name), what="both configured")
+    env.api.delete(PLACEMENTS, "p2", ns)
+    wait_for(lambda: (c := env.progression_condition(name, 1)) and c.get("reason") == "PlacementNotFound", what="p2 says why")
+    env.adc(ns, "a", "2")
+    wait_for(lambda: desired_of(env, c1, name) == h(env, ns, "a"), what="p1 still rolls out")
