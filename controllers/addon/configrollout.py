@@ -35,7 +35,9 @@ Pure: no I/O; ``now`` is an argument.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -419,7 +421,8 @@ class NodeReport:
         MCA count as ToApply); for metrics."""
         counts: dict[str, int] = {}
         for status in self.statuses.values():
-            counts[status] = counts.get(status, 0) + 1
+            key = str(status)
+            counts[key] = counts.get(key, 0) + 1
         missing = sum(1 for c in self.configured if c not in self.statuses)
         if missing:
             counts[TO_APPLY.value] = counts.get(TO_APPLY.value, 0) + missing
@@ -498,10 +501,20 @@ class _Pass:
 
     def configured(self, entry: AddonEntry, says: int, configured: bool) -> None:
         """Set the MCA's Configured condition (8.2, 8.3) unless it already says so."""
-        if says == (_SAYS_CONFIGURED if configured else _SAYS_NOT_CONFIGURED):
-            return
-        status = _new_status(entry.mca, None, configured, self.now_text)
-        if status is not None:
+        if configured:
+            if says == _SAYS_CONFIGURED:
+                return
+            value, reason, message = CONDITION_TRUE, REASON_CONFIGURATIONS_CONFIGURED, MESSAGE_CONFIGURATIONS_CONFIGURED
+        else:
+            if says == _SAYS_NOT_CONFIGURED:
+                return
+            value, reason, message = CONDITION_FALSE, REASON_CONFIGURATIONS_NOT_CONFIGURED, MESSAGE_CONFIGURATIONS_NOT_CONFIGURED
+        old = entry.mca.get("status")
+        old = old if type(old) is dict else _EMPTY
+        conditions = set_condition(old.get("conditions"), ADDON_CONDITION_CONFIGURED, value, reason, message, self.now_text)
+        if conditions is not None:
+            status = dict(old)
+            status["conditions"] = conditions
             self.mca_status[entry.cluster] = status
 
     def configure(self, entry: AddonEntry, refs: list[JSON]) -> None:
@@ -518,11 +531,13 @@ def _judge_all(children: Mapping[str, AddonEntry]) -> dict[str, Judged]:
     return {cluster: _judge(entry.mca, entry.desired) for cluster, entry in children.items()}
 
 
-def _failure_messages(children: Mapping[str, AddonEntry], statuses: Mapping[str, str]) -> dict[str, str]:
+def _failure_messages(children: Mapping[str, AddonEntry], statuses: Mapping[str, str], among: Iterable[str] | None = None) -> dict[str, str]:
+    """Failed and timed-out clusters (of ``among``, default all) -> their Progressing message."""
+    clusters = statuses if among is None else among
     return {
         c: progressing_message(children[c].mca)
-        for c, s in statuses.items()
-        if (s is FAILED or s is TIME_OUT) and c in children
+        for c in clusters
+        if (statuses.get(c) is FAILED or statuses.get(c) is TIME_OUT) and c in children
     }
 
 
@@ -581,11 +596,14 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     found: dict[str, Judged] = {}
     statuses: dict[str, str] = {}
     existing: list[ClusterRolloutStatus] = []
+    failing: list[str] = []
     for cluster, entry in children.items():
         judged = found[cluster] = _judge(entry.mca, entry.desired)
         status = statuses[cluster] = judged[0]
         if status is not TO_APPLY:
             existing.append(ClusterRolloutStatus(cluster, status, judged[1]))
+            if status is FAILED:
+                failing.append(cluster)
     report = NodeReport(
         node.namespace,
         node.name,
@@ -631,24 +649,27 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     # MCAs outside the rollout list (8.2, 8.3; Progressing/Failed ones are left alone, 8.4).
     progressing = done = failed = 0
     node_desired = node.desired
+    configured = run.configured
     for cluster, (status, _, says) in found.items():
         if cluster in rollout:
             progressing += 1
         elif status is SUCCEEDED:
-            if _inherits(children[cluster], node_desired):
+            entry = children[cluster]
+            if entry.desired is node_desired or _inherits(entry, node_desired):
                 done += 1
-            run.configured(children[cluster], says, True)
+            if says != _SAYS_CONFIGURED:
+                configured(entry, says, True)
         elif status is FAILED:
             if _inherits(children[cluster], node_desired):
                 failed += 1
-        elif status is TO_APPLY:
-            run.configured(children[cluster], says, False)
+        elif status is TO_APPLY and says != _SAYS_NOT_CONFIGURED:
+            configured(children[cluster], says, False)
     report.progressing, report.done, report.failed, report.timeout = progressing, done, failed, len(timed_out)
     configured_total = report.configured_total
     report.completed = node.unready is None and not (
         (configured_total == 0 and done == 0) or done != configured_total
     )
-    report.messages = _failure_messages(children, statuses)
+    report.messages = _failure_messages(children, statuses, [*failing, *timed_out])
 
     # 8.1: the rollout list, in cluster-name order. A write giving an MCA a new desired
     # configuration puts it in flight: it needs a reservation (new ones within the budget) and
@@ -777,11 +798,38 @@ def plan_config_rollout(
     -> MCA of this add-on (as stored); ``placements`` maps (namespace, name) -> its inputs (a
     missing key is a missing Placement); ``reserved`` is the record on the CMA. At most
     ``max_new_reservations`` clusters are newly put in flight (the rest are ``deferred``).
+
+    The cyclic garbage collector is paused for the pass (it allocates many short-lived objects
+    next to a large, long-lived fleet: a full collection in the middle would double its time).
     """
     status = cma.get("status")
     status = status if isinstance(status, Mapping) else {}
     if not is_lifecycle_managed(cma):
         return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
+    with _gc_paused():
+        return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan(
+    cma: Mapping[str, Any],
+    status: Mapping[str, Any],
+    mcas: Mapping[str, Mapping[str, Any]],
+    placements: Mapping[tuple[str, str], PlacementInput],
+    reserved: Reservations,
+    now: datetime,
+    max_new_reservations: int,
+) -> ConfigRolloutPlan:
     graph = build_graph(cma, mcas, placements)
     run = _Pass(now=now, now_text=format_time(now), mcas=mcas, budget=max(0, max_new_reservations))
     plan = ConfigRolloutPlan()

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from api.constants import (
     ADDON_LIFECYCLE_ADDON_MANAGER,
@@ -371,8 +371,7 @@ def cma_status_references(cma: Mapping[str, Any], hash_of: HashOf) -> JSON:
 # ------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class AddonEntry:
+class AddonEntry(NamedTuple):
     """One MCA in the graph: its cluster, the object, and the configurations it should have."""
 
     cluster: str

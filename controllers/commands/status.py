@@ -1,7 +1,10 @@
-"""``ocm-rollout status [-n NS] [NAME]``: the rollout progress of ManifestWorkReplicaSets.
+"""``ocm-rollout status [-n NS] [--kind all|mwrs|addon] [NAME]``: the rollout progress of
+ManifestWorkReplicaSets and of add-on configurations (ClusterManagementAddOns).
 
 Per placement and decision group: clusters succeeded / applied / failed / progressing /
-waiting with progress bars, and why the failing clusters fail. Reads through a kubeconfig
+waiting with progress bars, and why the failing clusters fail; for an add-on, its
+ManagedClusterAddOns configured / succeeded / progressing / failed / timed out against the
+desired configuration. Reads through a kubeconfig
 (``--kubeconfig``, else $KUBECONFIG, else ./.ocm-rollout/kubeconfig, the one `ocm-rollout up`
 writes) and computes the same per-cluster rollout statuses as the controller.
 """
@@ -16,8 +19,12 @@ import time
 from datetime import UTC, datetime
 
 from api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT
+from controllers.addon.inputs import PlacementInput
+from controllers.addon.report import build_addon_report, render_addon_report
 from controllers.runtime.kube import (
+    CLUSTER_MANAGEMENT_ADDONS,
     JSON,
+    MANAGED_CLUSTER_ADDONS,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
     PLACEMENT_DECISIONS,
@@ -46,13 +53,23 @@ def default_kubeconfig() -> str:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     parser = sub.add_parser(
         "status",
-        help="show the rollout progress of ManifestWorkReplicaSets",
+        help="show the rollout progress of ManifestWorkReplicaSets and add-on configurations",
         description=(
             "Show, per placement and decision group, how many clusters have succeeded, are applied, "
-            "failed, are progressing or still wait for the rollout, with the failing clusters' reasons."
+            "failed, are progressing or still wait for the rollout, with the failing clusters' reasons: "
+            "for ManifestWorkReplicaSets (their ManifestWorks) and for ClusterManagementAddOns (their "
+            "ManagedClusterAddOns against the desired configuration)."
         ),
     )
-    parser.add_argument("name", nargs="?", metavar="NAME", help="one ManifestWorkReplicaSet (default: all)")
+    parser.add_argument(
+        "name", nargs="?", metavar="NAME", help="one ManifestWorkReplicaSet or ClusterManagementAddOn (default: all)"
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("all", "mwrs", "addon"),
+        default="all",
+        help="ManifestWorkReplicaSets (mwrs), add-ons (addon) or both (default: all)",
+    )
     parser.add_argument(
         "-n", "--namespace", default=None, metavar="NS", help="only this namespace (default: every namespace)"
     )
@@ -71,12 +88,66 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     parser.set_defaults(func=main)
 
 
-async def _gather(kube: Kube, namespace: str | None, name: str | None) -> list[str]:
+async def _gather(kube: Kube, namespace: str | None, name: str | None, kind: str = "mwrs") -> list[str]:
+    if kind == "addon":
+        return await _gather_addons(kube, name)
+    if kind == "all" and namespace is None:
+        # ClusterManagementAddOns are cluster-scoped: -n NS shows ManifestWorkReplicaSets only.
+        works = await _gather_mwrs(kube, namespace, name, missing_ok=True)
+        addons = await _gather_addons(kube, name, missing_ok=True)
+        found = [t for t in works + addons if not t.startswith("No ")]
+        if found:
+            return found
+        if name is not None:
+            raise StatusError(f'no ManifestWorkReplicaSet or ClusterManagementAddOn named "{name}"')
+        return ["No ManifestWorkReplicaSets or ClusterManagementAddOns."]
+    return await _gather_mwrs(kube, namespace, name)
+
+
+async def _gather_addons(kube: Kube, name: str | None, *, missing_ok: bool = False) -> list[str]:
+    if name is not None:
+        cma = await kube.get_or_none(CLUSTER_MANAGEMENT_ADDONS, name)
+        if cma is None:
+            if missing_ok:
+                return []
+            raise StatusError(f'ClusterManagementAddOn "{name}" not found')
+        found = [cma]
+    else:
+        found = await kube.list_objects(CLUSTER_MANAGEMENT_ADDONS)
+    if not found:
+        return [] if missing_ok else ["No ClusterManagementAddOns."]
+    found.sort(key=lambda c: str(c["metadata"].get("name", "")))
+    now = datetime.now(UTC)
+    return [await _one_addon(kube, cma, now) for cma in found]
+
+
+async def _one_addon(kube: Kube, cma: JSON, now: datetime) -> str:
+    name = str(cma["metadata"].get("name", ""))
+    mcas = {
+        str(m["metadata"].get("namespace", "")): m
+        for m in await kube.list_objects(MANAGED_CLUSTER_ADDONS, None, field_selector=f"metadata.name={name}")
+    }
+    placements: dict[tuple[str, str], PlacementInput] = {}
+    for entry in ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements") or []:
+        ns, ref = str(entry.get("namespace") or ""), str(entry.get("name") or "")
+        if not ns or not ref:
+            continue
+        placements[(ns, ref)] = PlacementInput(
+            placement=await kube.get_or_none(PLACEMENTS, ref, ns),
+            decisions=await kube.list_objects(PLACEMENT_DECISIONS, ns, label_selector=f"{LABEL_PLACEMENT}={ref}"),
+        )
+    report = build_addon_report(cma=cma, mcas=dict(sorted(mcas.items())), placements=placements, now=now)
+    return render_addon_report(report)
+
+
+async def _gather_mwrs(kube: Kube, namespace: str | None, name: str | None, *, missing_ok: bool = False) -> list[str]:
     if name is not None and namespace is not None:
         try:
             found = [await kube.get(MANIFEST_WORK_REPLICA_SETS, name, namespace)]
         except KubeError as exc:
             if exc.status == 404:
+                if missing_ok:
+                    return []
                 raise StatusError(f'ManifestWorkReplicaSet "{name}" not found in namespace "{namespace}"') from None
             raise
     else:
@@ -84,6 +155,8 @@ async def _gather(kube: Kube, namespace: str | None, name: str | None) -> list[s
         if name is not None:
             found = [m for m in found if (m.get("metadata") or {}).get("name") == name]
             if not found:
+                if missing_ok:
+                    return []
                 raise StatusError(f'ManifestWorkReplicaSet "{name}" not found in any namespace')
     if not found:
         where = f'namespace "{namespace}"' if namespace else "any namespace"
@@ -114,7 +187,7 @@ async def _one(kube: Kube, mwrs: JSON, now: datetime) -> str:
 
 
 def _render(kube: Kube, args: argparse.Namespace) -> str:
-    return "\n\n".join(asyncio.run(_gather(kube, args.namespace, args.name)))
+    return "\n\n".join(asyncio.run(_gather(kube, args.namespace, args.name, args.kind)))
 
 
 def main(args: argparse.Namespace) -> int:

@@ -279,11 +279,14 @@ def test_bad_config_profile_fails_the_config_update_on_production_clusters(start
         desire(api, cluster, "hash-2", observed=2)
     failed = wait_until(lambda: settled(api, 2, "cluster1"), timeout=30, message="the update on cluster1")
     degraded = conditions(failed)["Degraded"]
-    assert degraded["status"] == "True" and "CrashLoopBackOff" in degraded["message"]
-    unavailable = wait_until(lambda: available(api, "False", "ProbeUnavailable", "cluster1"), timeout=20,
-                             message="cluster1 unavailable")
-    cond = condition(unavailable, "Available")
-    assert cond is not None and "CrashLoopBackOff" in cond[2]
+    assert degraded["status"] == "True" and "invalid customized variable" in degraded["message"]
+    assert conditions(failed)["Applied"]["status"] == "False"
+    unavailable = wait_until(
+        lambda: (c := condition(mca(api, "cluster1"), "Available")) is not None and c[0] != "True" and c,
+        timeout=20,
+        message="cluster1's add-on no longer Available",
+    )
+    assert unavailable[:2] == ("False", "WorkNotApplied"), unavailable
 
     succeeded = wait_until(lambda: settled(api, 2, "cluster3"), timeout=30, message="the update on cluster3")
     assert "Degraded" not in conditions(succeeded)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,10 @@ from sandbox.agents.addon import (
 from sandbox.agents.addon_agent import AGENT_CONFIG_HASH_ANNOTATION, agent_values
 from sandbox.agents.addon_index import AddonIndex
 from sandbox.agents.conditions import find_condition, format_time
+from sandbox.agents.registration import fleet_member
+from sandbox.agents.work import Outcome
 from sandbox.sim_discovery import group_versions, resources_of
+from sandbox.sim_profile import load_profile
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 ADDON_GROUP = "addon.open-cluster-management.io"
@@ -479,3 +483,14 @@ def test_discovery_listings_give_group_resources_without_subresources() -> None:
     assert resources_of(ADDON_GROUP, listing) == {(ADDON_GROUP, "managedclusteraddons")}
     groups = {"groups": [{"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}]}]}
     assert group_versions(groups) == [("apps", "apps/v1")]
+
+
+def test_addon_bad_config_profile_fails_addon_config_updates_on_production_only() -> None:
+    profile = load_profile(Path(__file__).resolve().parents[2] / "examples" / "profiles" / "addon-bad-config.yaml")
+    production, staging = profile.plan(fleet_member(1)), profile.plan(fleet_member(3))
+    work = deploy_work_name("helloworld")
+    assert production.work_behaviour(work, 2).outcome is Outcome.DEGRADED
+    assert production.work_behaviour(work, 2).message
+    assert production.work_behaviour(work, 1).outcome is Outcome.SUCCEEDED
+    assert production.work_behaviour("web", 2).outcome is Outcome.SUCCEEDED
+    assert staging.work_behaviour(work, 2).outcome is Outcome.SUCCEEDED
