@@ -24,6 +24,11 @@ ToApply MCA sorting before an in-flight one could take its slot; the two agree w
 list is not cut by the batch size (and always for ProgressivePerGroup and mandatory groups, whose
 walk forgets reported ToApply entries anyway).
 
+Section 7 as ADDON.md states it: any item not desired (or with another desiredConfig) makes an MCA
+ToApply, whatever the other items say; OCM's loop decides by the first item that differs, so an
+MCA whose first item is still being applied and whose second one is stale counts there as
+Progressing (in flight, and never rewritten once it times out).
+
 Improvements over OCM: a placement whose Placement is missing, whose decisions cannot be read or
 whose rolloutStrategy is invalid holds back only its own MCAs (and, for the first two, the MCAs no
 readable placement selects), with a reason on its ``installProgressions`` entry, instead of

@@ -7,8 +7,9 @@ Starts the embedded API server (``sandbox.server.LocalHub``), writes a kubeconfi
 - the controllers of this build (``controllers.runtime.registry``: every controller module that
   exists is started through ``controllers.runtime.operator.run_operator``, the same runner as
   ``ocm-rollout run``; later controllers plug in by adding themselves to that registry);
-- a live view (``sandbox.sim_view``): redrawn a few times a second on a terminal, one line per
-  change otherwise;
+- a live view (``sandbox.sim_view``: clusters, ManifestWorkReplicaSet and add-on rollouts,
+  placements; it shares the simulation's caches of clusters, works and add-ons): redrawn a few
+  times a second on a terminal, one line per change otherwise;
 - the controllers' debug endpoints (the routes they publish under ``extras["http_routes"]``, e.g.
   ``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port ``--debug-port`` (0, the default,
   picks a free one); the start banner prints the URL next to the kubeconfig.
@@ -242,8 +243,15 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
                 view.log(f"{event.subject}: {event.detail}")
 
         simulation = Simulation(kube, clusters=args.clusters, profile=profile, on_event=on_event)
-        view = LiveView(kube, clusters=simulation.clusters, works=simulation.works, header=banner,
-                        interactive=interactive)
+        view = LiveView(
+            kube,
+            clusters=simulation.clusters,
+            works=simulation.works,
+            addon_managers=simulation.addon_managers,
+            addons=simulation.addons,
+            header=banner,
+            interactive=interactive,
+        )
         if not interactive:
             for line in banner:
                 print(line, flush=True)

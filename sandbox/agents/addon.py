@@ -106,6 +106,21 @@ def supported_config_types(cma: Mapping[str, Any], served: Set[GroupResource]) -
     return [pair for pair in declared_config_types(cma) if pair in served]
 
 
+def rendered_config_types(cma: Mapping[str, Any], served: Set[GroupResource]) -> set[GroupResource]:
+    """The config types the simulated agent renders (waits for): those the CMA declares or names
+    in its install placements' ``configs`` (the add-on's framework supports what its CMA hands
+    out), that the hub serves."""
+    found = set(declared_config_types(cma))
+    strategy = (cma.get("spec") or {}).get("installStrategy") or {}
+    for placement in strategy.get("placements") or () if isinstance(strategy, Mapping) else ():
+        for item in (placement or {}).get("configs") or () if isinstance(placement, Mapping) else ():
+            if isinstance(item, Mapping):
+                pair = _group_resource(item)
+                if pair[1]:
+                    found.add(pair)
+    return {pair for pair in found if pair in served}
+
+
 def supported_configs(cma: Mapping[str, Any], served: Set[GroupResource]) -> list[dict[str, str]]:
     """``status.supportedConfigs`` of the CMA's add-ons."""
     return [{"group": group, "resource": resource} for group, resource in supported_config_types(cma, served)]
@@ -283,7 +298,7 @@ def plan_deploy_work(
     work_meta = (work or {}).get("metadata") or {}
     if work_meta.get("deletionTimestamp"):
         return DeployPlan(waiting="the previous deploy work is being deleted")
-    supported = set(supported_config_types(cma, served))
+    supported = rendered_config_types(cma, served)
     waiting = waiting_for_configs(mca, cma, supported)
     if waiting is not None:
         return DeployPlan(waiting=waiting)

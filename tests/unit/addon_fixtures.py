@@ -9,7 +9,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP, LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME, LABEL_PLACEMENT
+from api.constants import (
+    ADDON_DEPLOYMENT_CONFIG_RESOURCE,
+    ADDON_GROUP,
+    LABEL_DECISION_GROUP_INDEX,
+    LABEL_DECISION_GROUP_NAME,
+    LABEL_PLACEMENT,
+)
 from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout, set_condition
 from controllers.addon.configs import HashOf, cma_status_references
 from controllers.addon.inputs import PlacementInput
@@ -199,12 +205,13 @@ def decision(placement_name: str, clusters: list[str], *, index: int | str = 0, 
     }
 
 
-def inputs(*specs: tuple[str, list[list[str]]] | tuple[str, list[list[str]], JSON | None]) -> dict[tuple[str, str], PlacementInput]:
-    """``("p1", [["c0", "c1"], ["c2"]])`` -> p1 with decision groups 0 and 1 (one page each)."""
+def inputs(*specs: tuple[Any, ...]) -> dict[tuple[str, str], PlacementInput]:
+    """``("p1", [["c0", "c1"], ["c2"]])`` -> p1 with decision groups 0 and 1 (one page each); a
+    third item replaces the Placement object."""
     out: dict[tuple[str, str], PlacementInput] = {}
     for spec in specs:
         name, groups = spec[0], spec[1]
-        obj = spec[2] if len(spec) > 2 else placement(name)  # type: ignore[misc]
+        obj = spec[2] if len(spec) > 2 else placement(name)
         pages = [decision(name, clusters, index=i, page=i + 1) for i, clusters in enumerate(groups)]
         out[(NS, name)] = PlacementInput(obj, pages)
     return out

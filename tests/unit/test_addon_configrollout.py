@@ -43,7 +43,6 @@ from tests.unit.addon_fixtures import (
     pstrategy,
     ref,
     strategy_all,
-    supported,
     ts,
 )
 

@@ -3,7 +3,21 @@
 from __future__ import annotations
 
 from controllers.addon.events import rollout_events
-from tests.unit.addon_fixtures import NS, H, Hub, cfg, cma, cond, done, inputs, mca, progressive, pstrategy, ref, strategy_all
+from tests.unit.addon_fixtures import (
+    NS,
+    H,
+    Hub,
+    cfg,
+    cma,
+    cond,
+    done,
+    inputs,
+    mca,
+    progressive,
+    pstrategy,
+    ref,
+    strategy_all,
+)
 
 
 def fleet(clusters: list[str], rollout: dict[str, object], groups: list[list[str]] | None = None) -> Hub:

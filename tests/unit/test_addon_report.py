@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from controllers.addon.report import build_addon_report, progress_bar, render_addon_report
+from controllers.addon.report import AddonReport, build_addon_report, progress_bar, render_addon_report
 from tests.unit.addon_fixtures import (
     NS,
     H,
@@ -40,7 +40,7 @@ def rolling() -> Hub:
     return hub
 
 
-def report_of(hub: Hub):  # type: ignore[no-untyped-def]
+def report_of(hub: Hub) -> AddonReport:
     return build_addon_report(cma=hub.cma, mcas=hub.mcas, placements=hub.placements, now=at(60))
 
 

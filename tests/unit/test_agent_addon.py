@@ -489,7 +489,7 @@ def test_addon_bad_config_profile_fails_addon_config_updates_on_production_only(
     profile = load_profile(Path(__file__).resolve().parents[2] / "examples" / "profiles" / "addon-bad-config.yaml")
     production, staging = profile.plan(fleet_member(1)), profile.plan(fleet_member(3))
     work = deploy_work_name("helloworld")
-    assert production.work_behaviour(work, 2).outcome is Outcome.DEGRADED
+    assert production.work_behaviour(work, 2).outcome is Outcome.APPLY_FAILED
     assert production.work_behaviour(work, 2).message
     assert production.work_behaviour(work, 1).outcome is Outcome.SUCCEEDED
     assert production.work_behaviour("web", 2).outcome is Outcome.SUCCEEDED

@@ -1,0 +1,285 @@
+"""Add-on configuration rollouts driven by the simulated add-on frameworks and work agents
+(sandbox.simulation), with a watch-driven monitor that checks the rollout's bounds at every single
+ManagedClusterAddOn change, and restart safety (the controller killed mid-rollout)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
+from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON
+from tests.integration.test_addon_env import (
+    AddonEnv,
+    AddonOperator,
+    McaMonitor,
+    adc_ref,
+    condition,
+    desired_hashes,
+    holds_for,
+    wait_for,
+)
+
+pytestmark = pytest.mark.integration
+
+FLEET = 54
+PROFILE: JSON = {
+    "defaults": {"mode": "rollout", "applyDelay": "50ms", "progressDuration": "150ms", "outcome": "Succeeded"},
+    "clusters": [
+        {"name": ["cluster51", "cluster52"], "works": "addon-*", "minGeneration": 2, "outcome": "ApplyFailed",
+         "message": "invalid customized variable"},
+    ],
+}
+RELIABLE = [f"cluster{i}" for i in range(1, 51)]
+ADC_NS = "addon-configs"
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AddonEnv]:
+    """A private hub with simulated clusters cluster1..cluster54 and the addon operator."""
+    environment = AddonEnv(tmp_path_factory.mktemp("addon-agents"))
+    try:
+        environment.simulate(FLEET, PROFILE)
+        environment.namespace(ADC_NS)
+        environment.operator.start()
+        yield environment
+    finally:
+        environment.close()
+
+
+def applied(mca: JSON | None) -> bool:
+    refs = ((mca or {}).get("status") or {}).get("configReferences") or []
+    return bool(refs) and all((r.get("lastAppliedConfig") or {}) == (r.get("desiredConfig") or {}) for r in refs)
+
+
+def in_flight(addon: str, old: dict[str, str], mcas: dict[tuple[str, str], JSON]) -> list[str]:
+    """MCAs of ``addon`` given another desired configuration than ``old`` and not applied yet."""
+    return sorted(
+        cluster for (cluster, name), mca in mcas.items()
+        if name == addon and desired_hashes(mca) != old and not applied(mca)
+    )
+
+
+def at_most(addon: str, old: dict[str, str], bound: int) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+    def check(mcas: dict[tuple[str, str], JSON]) -> str | None:
+        flying = in_flight(addon, old, mcas)
+        return f"{len(flying)} MCAs in flight (bound {bound}): {flying}" if len(flying) > bound else None
+
+    return check
+
+
+class Rollout:
+    """An add-on installed with the All strategy on ``clusters`` (one placement, one ADC), then
+    ready for a configuration update under ``strategy``."""
+
+    def __init__(self, env: AddonEnv, clusters: list[str], groups: list[list[str]] | None = None) -> None:
+        self.env = env
+        self.clusters = clusters
+        self.name = env.unique("addon")
+        self.ns = env.namespace(env.unique("agents"))
+        self.config = f"{self.name}-config"
+        env.adc(ADC_NS, self.config, "v1")
+        env.placement(self.ns, "p", groups or [clusters])
+        env.cma(self.name, placements=[{"namespace": self.ns, "name": "p", "configs": [adc_ref(ADC_NS, self.config)]}])
+        self.old = self.wait_applied()
+
+    def mcas(self) -> dict[str, JSON | None]:
+        return {c: self.env.get_mca(c, self.name) for c in self.clusters}
+
+    def wait_applied(self, clusters: list[str] | None = None, timeout: float = 90) -> dict[str, str]:
+        """Wait until every MCA applied one same desired configuration; return it."""
+
+        def same() -> dict[str, str] | None:
+            found = [self.env.get_mca(c, self.name) for c in clusters or self.clusters]
+            if not all(applied(m) for m in found):
+                return None
+            hashes = [desired_hashes(m) for m in found]
+            return hashes[0] if all(h == hashes[0] for h in hashes) and hashes[0] else None
+
+        return dict(wait_for(same, timeout=timeout, what=f"{self.name} applied everywhere"))
+
+    def update(self, strategy: JSON) -> None:
+        self.env.api.patch(CLUSTER_MANAGEMENT_ADDONS, self.name, {"spec": {"installStrategy": {"type": "Placements", "placements": [
+            {"namespace": self.ns, "name": "p", "configs": [adc_ref(ADC_NS, self.config)], "rolloutStrategy": strategy}
+        ]}}})
+        # Let the strategy reach the controller before the configuration changes.
+        wait_for(lambda: self.progression_message() != "", what="the new strategy seen")
+        self.env.adc(ADC_NS, self.config, "v2")
+
+    def progression_message(self) -> str:
+        cond = self.env.progression_condition(self.name)
+        return "" if cond is None else str(cond.get("message"))
+
+    def completed(self, timeout: float = 120) -> None:
+        total = len(self.clusters)
+        wait_for(
+            lambda: f"configured addons {total}/{total} completed with no errors" in self.progression_message(),
+            timeout=timeout,
+            what=f"{self.name} Completed",
+        )
+
+
+def test_progressive_config_rollout_never_exceeds_max_concurrency(agents: AddonEnv) -> None:
+    rollout = Rollout(agents, RELIABLE[:20])
+    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 3)]).start()
+    try:
+        rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 3}})
+        new = rollout.wait_applied()
+        rollout.completed()
+    finally:
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert new != rollout.old
+    waves = [e for e in agents.events(rollout.name) if e.get("reason") == "RolloutWaveStarted"]
+    assert len(waves) >= 7
+
+
+def test_progressive_per_group_never_starts_a_group_early(agents: AddonEnv) -> None:
+    groups = [RELIABLE[20:23], RELIABLE[23:27], RELIABLE[27:30]]
+    rollout = Rollout(agents, RELIABLE[20:30], groups)
+    group_of = {c: i for i, g in enumerate(groups) for c in g}
+
+    def ordered(mcas: dict[tuple[str, str], JSON]) -> str | None:
+        mine = {c: m for (c, n), m in mcas.items() if n == rollout.name}
+        for cluster, mca in mine.items():
+            if desired_hashes(mca) == rollout.old:
+                continue
+            index = group_of[cluster]
+            behind = [c for g in groups[:index] for c in g
+                      if desired_hashes(mine.get(c)) == rollout.old or not applied(mine.get(c))]
+            if behind:
+                return f"group {index} ({cluster}) started before {behind} finished"
+        return None
+
+    monitor = McaMonitor(agents.kubeconfig, checks=[ordered]).start()
+    try:
+        rollout.update({"type": "ProgressivePerGroup"})
+        rollout.wait_applied()
+        rollout.completed()
+    finally:
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+
+
+def test_a_progress_deadline_breaching_max_failures_stops_the_rollout(agents: AddonEnv) -> None:
+    clusters = ["cluster51", "cluster52", "cluster53", "cluster54"]
+    rollout = Rollout(agents, clusters)
+    rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 2, "maxFailures": 1, "progressDeadline": "2s"}})
+    breach = wait_for(
+        lambda: [e for e in agents.events(rollout.name) if e.get("reason") == "MaxFailuresBreached"],
+        timeout=60, what="breach event",
+    )[0]
+    assert "cluster51" in breach["message"] and "cluster52" in breach["message"]
+    assert "selected clusters 4. configured addons 0/4 progressing..., 0 failed 2 timeout." == rollout.progression_message()
+    holds_for(
+        lambda: all(desired_hashes(rollout.env.get_mca(c, rollout.name)) == rollout.old for c in clusters[2:]),
+        1.5, what="no MCA configured after the breach",
+    )
+
+
+# --- restart safety ------------------------------------------------------------------------------------
+
+PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+
+
+def _shape(rollout: Rollout) -> dict[str, Any]:
+    """What must be identical between an uninterrupted and an interrupted rollout."""
+    cma = rollout.env.get_cma(rollout.name)
+    progression = cma["status"]["installProgressions"][0]
+    mcas = rollout.mcas()
+    return {
+        "conditions": sorted((c["type"], c["status"], c["reason"], c["message"]) for c in progression["conditions"]),
+        "applied": sorted(
+            (r["desiredConfig"]["name"], (r.get("lastAppliedConfig") or {}).get("name"), (r.get("lastKnownGoodConfig") or {}).get("name"))
+            for r in progression["configReferences"]
+        ),
+        "mcas": sorted(
+            (c, applied(m), tuple(sorted(
+                (x["type"], x["status"], x["reason"]) for x in (m or {}).get("status", {}).get("conditions") or []
+                if x["type"] in ("Configured", "Progressing")
+            )))
+            for c, m in mcas.items()
+        ),
+        "reservations": (cma["metadata"].get("annotations") or {}).get(ANNOTATION_ROLLOUT_RESERVATIONS),
+    }
+
+
+def _same_config(shape: dict[str, Any], rollout: Rollout) -> dict[str, Any]:
+    """The shape with this rollout's own config name replaced, to compare two rollouts."""
+    shape = dict(shape)
+    shape["applied"] = [tuple("CONFIG" if v == rollout.config else v for v in item) for item in shape["applied"]]
+    return shape
+
+
+def test_killing_the_controller_mid_config_rollout_changes_nothing(agents: AddonEnv) -> None:
+    steady = Rollout(agents, RELIABLE)
+    steady.update(PROGRESSIVE_2)
+    steady.wait_applied(timeout=180)
+    steady.completed(timeout=180)
+    expected = _same_config(_shape(steady), steady)
+
+    rollout = Rollout(agents, RELIABLE)
+    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
+    rng = random.Random(20261125)
+    kills = 0
+    try:
+        rollout.update(PROGRESSIVE_2)
+        while kills < 12:
+            # A random moment (mid-write, mid-wave, idle), then kill: a pause on purpose.
+            time.sleep(rng.uniform(0.05, 0.5))
+            finished = all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values())
+            agents.operator.kill()
+            agents.operator.start()
+            if finished:
+                break
+            kills += 1
+        rollout.wait_applied(timeout=180)
+        rollout.completed(timeout=180)
+    finally:
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills >= 10
+    assert _same_config(_shape(rollout), rollout) == expected
+
+
+# --- overlapping instances under random kills (the rollout fence) ------------------------------------
+
+# CI runs one round; by hand, e.g. 50 rounds while two `yes > /dev/null` load the machine:
+#   OCM_ROLLOUT_STRESS_RUNS=50 .venv/bin/python -m pytest -q tests/integration/test_addon_agents.py -k overlapping
+STRESS_RUNS = int(os.environ.get("OCM_ROLLOUT_STRESS_RUNS", "1"))
+
+
+@pytest.mark.parametrize("round_", range(STRESS_RUNS))
+def test_overlapping_instances_killed_at_random_never_widen(agents: AddonEnv, round_: int) -> None:
+    """Two add-on managers run at once for the whole configuration rollout; at random moments one
+    of them is aborted mid-flight and started again. Every MCA change is checked against the bound."""
+    rollout = Rollout(agents, RELIABLE[:30])
+    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
+    rng = random.Random(f"addon-{round_}")
+    second = AddonOperator(agents.kubeconfig)
+    second.start()
+    instances = [agents.operator, second]
+    kills = 0
+    try:
+        rollout.update(PROGRESSIVE_2)
+        while kills < 40:
+            time.sleep(rng.uniform(0.02, 0.3))
+            if all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values()):
+                break
+            victim = rng.choice(instances)
+            victim.kill()
+            victim.start()
+            kills += 1
+        rollout.wait_applied(timeout=180)
+        rollout.completed(timeout=180)
+    finally:
+        second.kill()
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills >= 5
+    assert condition(rollout.env.get_mca(RELIABLE[0], rollout.name), "Progressing") is not None
