@@ -392,7 +392,9 @@ def raw_round(client: Api, pool: concurrent.futures.ThreadPoolExecutor, clusters
     return parallel(pool, [functools.partial(client.patch_status, MANAGED_CLUSTER_ADDONS, ADDON, patch, c) for c in clusters])
 
 
-def one_run(n: int, concurrency: int, timeout: float, eager_agent: bool, raw_rounds: int) -> LiveFigures:
+def one_run(
+    n: int, concurrency: int, timeout: float, eager_agent: bool, raw_rounds: int, profile_path: str | None = None
+) -> LiveFigures:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         kubeconfig = tmp / "kubeconfig"
@@ -421,8 +423,9 @@ def one_run(n: int, concurrency: int, timeout: float, eager_agent: bool, raw_rou
 
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             env.pop("KUBECONFIG", None)
+            profile = [] if profile_path is None else [str(Path(__file__).resolve()), PROFILED, profile_path]
             controller = start(
-                [sys.executable, "-m", "controllers", "run", "--controllers", "addon", "--kubeconfig", str(kubeconfig),
+                [sys.executable, *(profile or ["-m", "controllers"]), "run", "--controllers", "addon", "--kubeconfig", str(kubeconfig),
                  "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", "0",
                  "--log-level", "warning"],
                 tmp / "controller.log", env,
@@ -705,6 +708,57 @@ def run_core(n: int, groups: int, repeat: int) -> list[CoreFigures]:
     return out
 
 
+# -- the controller under cProfile ----------------------------------------------------------------
+
+PROFILED = "--as-profiled-controller"
+
+
+def profiled_controller(path: str, argv: list[str]) -> int:
+    """``ocm-rollout <argv>`` with every thread (kopf's event loop, the writers) under cProfile;
+    when it ends the statistics of all threads are written to ``path``, those of kopf's event
+    loop thread alone to ``path.loop``."""
+    import cProfile
+    import pstats
+    import runpy
+
+    profiles: list[tuple[str, cProfile.Profile]] = []
+    lock = threading.Lock()
+    original = threading.Thread.run
+
+    def run(thread: threading.Thread) -> None:
+        profile = cProfile.Profile()
+        with lock:
+            profiles.append((thread.name, profile))
+        profile.enable()
+        try:
+            original(thread)
+        finally:
+            profile.disable()
+
+    setattr(threading.Thread, "run", run)  # noqa: B010 (patching a method on purpose)
+    main_profile = cProfile.Profile()
+    sys.argv = ["ocm-rollout", *argv]
+    code = 0
+    main_profile.enable()
+    try:
+        runpy.run_module("controllers", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    finally:
+        main_profile.disable()
+        stats = pstats.Stats(main_profile)
+        loop: pstats.Stats | None = None
+        with lock:
+            for name, profile in profiles:
+                stats.add(profile)
+                if name == "kopf-operator":
+                    loop = pstats.Stats(profile)
+        stats.dump_stats(path)
+        if loop is not None:
+            loop.dump_stats(f"{path}.loop")
+    return code
+
+
 # -- output ----------------------------------------------------------------------------------------
 
 
@@ -721,6 +775,8 @@ def verdict(ok: bool) -> str:
 
 
 def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == PROFILED:
+        return profiled_controller(sys.argv[2], sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clusters", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight for the raw rate")
@@ -731,6 +787,8 @@ def main() -> int:
     parser.add_argument("--core-clusters", type=int, default=10_000)
     parser.add_argument("--core-groups", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=7, help="timed passes per core scenario")
+    parser.add_argument("--profile-controller", metavar="PATH",
+                        help="run the controller under cProfile, its stats written to PATH.<run> (slows it down)")
     parser.add_argument("--skip-live", action="store_true")
     parser.add_argument("--skip-core", action="store_true")
     args = parser.parse_args()
@@ -753,7 +811,8 @@ def main() -> int:
         print(f"live: {n} clusters; raw = the hub's MCA status patches with {args.concurrency} in flight", flush=True)
         runs: list[LiveFigures] = []
         for run in range(1, args.runs + 1):
-            live = one_run(n, args.concurrency, args.timeout, args.eager_agent, args.raw_rounds)
+            live = one_run(n, args.concurrency, args.timeout, args.eager_agent, args.raw_rounds,
+                           None if args.profile_controller is None else f"{args.profile_controller}.{run}")
             runs.append(live)
             print(
                 f"  run {run}: install {live.install_seconds:.1f}s | raw {' / '.join(f'{r:.0f}' for r in live.raw_rates)} "

@@ -48,6 +48,7 @@ from datetime import datetime
 from typing import Any
 
 from api.constants import (
+    ADDON_CONDITION_AVAILABLE,
     ADDON_CONDITION_CONFIGURED,
     ADDON_CONDITION_PROGRESSING,
     CONDITION_FALSE,
@@ -137,14 +138,26 @@ def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None
     return None
 
 
-def progressing_message(mca: Mapping[str, Any]) -> str:
-    """The message (else the reason) of the MCA's ``Progressing`` condition."""
-    cond = condition(_status_of(mca), ADDON_CONDITION_PROGRESSING)
+def _said(cond: Mapping[str, Any] | None) -> str:
     if cond is None:
         return ""
     message = cond.get("message")
     reason = cond.get("reason")
     return message if isinstance(message, str) and message else (reason if isinstance(reason, str) else "")
+
+
+def progressing_message(mca: Mapping[str, Any]) -> str:
+    """Why the MCA is not done: the message (else the reason) of its ``Progressing`` condition,
+    followed by what its agent reports (``Available`` when not True: the real failure, e.g. the
+    apply error of the add-on's ManifestWork)."""
+    status = _status_of(mca)
+    text = _said(condition(status, ADDON_CONDITION_PROGRESSING))
+    available = condition(status, ADDON_CONDITION_AVAILABLE)
+    if available is not None and available.get("status") != "True":
+        health = _said(available)
+        if health and health not in text:
+            text = f"{text}; {ADDON_CONDITION_AVAILABLE} {available.get('status')}: {health}" if text else health
+    return text
 
 
 def _text(value: Any) -> str:

@@ -406,9 +406,15 @@ def available_condition(
         )
     if available.get("status") != TRUE:
         status = FALSE if available.get("status") == FALSE else UNKNOWN
-        return make_condition(
-            names.ADDON_AVAILABLE, status, names.REASON_ADDON_WORK_NOT_APPLIED, _text(available.get("message"))
-        )
+        # The agent's own words when the apply failed (a real agent reports why it is unhealthy).
+        applied = find_condition(conditions, names.WORK_APPLIED)
+        degraded = find_condition(conditions, names.WORK_DEGRADED)
+        message = _text(available.get("message"))
+        if degraded is not None and degraded.get("status") == TRUE and _text(degraded.get("message")):
+            message = _text(degraded.get("message"))
+        elif applied is not None and applied.get("status") == FALSE and _text(applied.get("message")):
+            message = _text(applied.get("message"))
+        return make_condition(names.ADDON_AVAILABLE, status, names.REASON_ADDON_WORK_NOT_APPLIED, message)
     degraded = find_condition(conditions, names.WORK_DEGRADED)
     if degraded is not None and degraded.get("status") == TRUE and degraded.get("observedGeneration") == generation:
         return make_condition(

@@ -249,3 +249,81 @@ def test_a_user_watches_a_rollout_stop_at_max_failures(start_up: Callable[..., U
     assert sorted(works()) == ["cluster1", "cluster2", "cluster3"], up.output()
     assert "cluster2 failed" in up.output()
     assert up.interrupt() == 0, up.output()
+
+
+ADDON_ROLLOUT = """\
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: hello, namespace: default}
+spec:
+  clusterSets: [global]
+  decisionStrategy:
+    groupStrategy: {clustersPerDecisionGroup: 2}
+---
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {name: hello-config, namespace: default}
+spec:
+  customizedVariables: [{name: greeting, value: "v1"}]
+---
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ClusterManagementAddOn
+metadata: {name: hello}
+spec:
+  addOnMeta: {displayName: hello}
+  supportedConfigs:
+  - {group: addon.open-cluster-management.io, resource: addondeploymentconfigs}
+  installStrategy:
+    type: Placements
+    placements:
+    - name: hello
+      namespace: default
+      configs:
+      - {group: addon.open-cluster-management.io, resource: addondeploymentconfigs, name: hello-config, namespace: default}
+      rolloutStrategy:
+        type: Progressive
+        progressive: {maxConcurrency: 2}
+"""
+
+# Every add-on agent takes 2 s to apply, so each state lasts longer than the view's add-on refresh.
+SLOW_AGENTS_PROFILE = """\
+defaults: {applyDelay: 2s, progressDuration: 1s}
+"""
+
+
+def test_the_log_shows_an_addon_rolling_out(start_up: Callable[..., Up], tmp_path: Path) -> None:
+    profile = tmp_path / "slow.yaml"
+    profile.write_text(SLOW_AGENTS_PROFILE)
+    up = start_up("--clusters", "4", "--profile", str(profile))  # stdout is a file: the view logs changes
+    kubeconfig = up.wait_kubeconfig()
+    api = clusters_api(kubeconfig)
+    eventually(lambda: len(available_clusters(api)) == 4, timeout=120, message="4 available")
+    manifest = tmp_path / "addon.yaml"
+    manifest.write_text(ADDON_ROLLOUT)
+    applied = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert applied.returncode == 0, applied.stderr
+    where = "addon hello placement default/hello (Progressive)"
+    completed = "Progressing=False(Completed): selected clusters 4. configured addons 4/4 completed with no errors"
+    output = eventually(
+        lambda: text if completed in (text := up.output()) else None, timeout=180, message="the add-on rollout completed"
+    )
+    lines = [line.split(" ", 1)[1] for line in output.splitlines() if re.match(r"\d\d:\d\d:\d\d addon ", line)]
+    assert "addon hello: install strategy Placements" in lines, output
+    cells = [re.fullmatch(rf"{re.escape(where)} group \d+: (cluster\d) (\w+)", line) for line in lines]
+    states: dict[str, list[str]] = {}
+    for cell in cells:
+        if cell is not None:
+            states.setdefault(cell.group(1), []).append(cell.group(2))
+    assert sorted(states) == ["cluster1", "cluster2", "cluster3", "cluster4"], output
+    assert all(seen[-1] == "succeeded" for seen in states.values()), states
+    # Two at a time: some cluster waited for its turn, and each one was seen applying first.
+    assert any("waiting" in seen for seen in states.values()), states
+    assert all("progressing" in seen for seen in states.values()), states
+    conditions = [line for line in lines if line.startswith(f"{where}: Progressing=")]
+    assert conditions[0].startswith(f"{where}: Progressing=True(Progressing): selected clusters"), conditions
+    assert completed in conditions[-1], conditions
+    assert up.interrupt() == 0, up.output()
+    assert "Traceback" not in up.output()

@@ -65,9 +65,15 @@ def in_flight(addon: str, old: dict[str, str], mcas: dict[tuple[str, str], JSON]
     )
 
 
-def at_most(addon: str, old: dict[str, str], bound: int) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+def at_most(
+    addon: str, old: dict[str, str], bound: int, seen: list[int] | None = None
+) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+    """The bound check; ``seen`` (if given) collects the number in flight at every change."""
+
     def check(mcas: dict[tuple[str, str], JSON]) -> str | None:
         flying = in_flight(addon, old, mcas)
+        if seen is not None:
+            seen.append(len(flying))
         return f"{len(flying)} MCAs in flight (bound {bound}): {flying}" if len(flying) > bound else None
 
     return check
@@ -126,7 +132,8 @@ class Rollout:
 
 def test_progressive_config_rollout_never_exceeds_max_concurrency(agents: AddonEnv) -> None:
     rollout = Rollout(agents, RELIABLE[:20])
-    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 3)]).start()
+    seen: list[int] = []
+    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 3, seen)]).start()
     try:
         rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 3}})
         new = rollout.wait_applied()
@@ -135,6 +142,7 @@ def test_progressive_config_rollout_never_exceeds_max_concurrency(agents: AddonE
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert new != rollout.old
+    assert max(seen) == 3, "the monitor saw the rollout use its whole concurrency"
     waves = [e for e in agents.events(rollout.name) if e.get("reason") == "RolloutWaveStarted"]
     assert len(waves) >= 7
 
