@@ -45,6 +45,9 @@ class ConfigCaches:
         self.unserved: dict[GroupResource, float] = {}
         self.pending: set[GroupResource] = set()
         self._hashes: dict[tuple[str, str], str] = {}  # (uid, resourceVersion) -> hash
+        # Configurations whose spec cannot be hashed as Go would (e.g. an integer beyond float64):
+        # (group, resource, namespace, name) -> why. Their recorded hash is kept.
+        self.unhashable: dict[tuple[str, str, str, str], str] = {}
         self._started = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -150,7 +153,13 @@ class ConfigCaches:
             known = self._hashes.get(memo)
             if known is not None:
                 return known
-        value = spec_hash(obj)
+        key = (group, resource, namespace, name)
+        try:
+            value = spec_hash(obj)
+        except (ValueError, TypeError) as exc:
+            self.unhashable[key] = str(exc)
+            return None
+        self.unhashable.pop(key, None)
         if memo[1]:
             if len(self._hashes) > 100_000:
                 self._hashes.clear()

@@ -87,6 +87,7 @@ EVENT_MCA_DELETED = "ManagedClusterAddOnDeleted"
 EVENT_CLUSTER_NOT_FOUND = "ManagedClusterNotFound"
 EVENT_INVALID = "InvalidClusterManagementAddOn"
 EVENT_DELETES_HELD = "ManagedClusterAddOnDeletionHeld"
+EVENT_CONFIG_NOT_HASHABLE = "ConfigurationNotHashable"
 
 T = TypeVar("T")
 
@@ -408,6 +409,7 @@ class AddonController:
         self.reported.pop(f"cma/{name}", None)
         now = self.context.clock()
         status = configs.cma_status_references(body, self.configs.spec_hash)
+        await self._report_unhashable(name, body)
         managed = install.is_lifecycle_managed(body)
         placements = self._placement_inputs(body)
         retry = False
@@ -457,6 +459,22 @@ class AddonController:
         if recheck is not None and recheck < MAX_RECHECK_SECONDS:
             return recheck
         return None
+
+    async def _report_unhashable(self, name: str, body: JSON) -> None:
+        """A configuration the CMA names whose spec cannot be hashed keeps its recorded hash (so
+        nothing rolls out for it); say so once, naming the object and the problem."""
+        bad = sorted(
+            f"{resource}.{group}/{namespace}/{config}: {why}" if group else f"{resource}/{namespace}/{config}: {why}"
+            for (group, resource, namespace, config), why in self.configs.unhashable.items()
+            if (group, resource, namespace, config) in _cma_config_keys(body)
+        )
+        if bad:
+            await self._once(
+                f"unhashable/{name}", body, CLUSTER_MANAGEMENT_ADDONS.api_version, KIND, EVENT_CONFIG_NOT_HASHABLE,
+                "cannot compute the spec hash of " + "; ".join(bad) + " (its last recorded hash is kept)",
+            )
+        else:
+            self.reported.pop(f"unhashable/{name}", None)
 
     async def _write_mca_statuses(self, mcas: dict[str, JSON], statuses: dict[str, JSON]) -> tuple[set[str], bool]:
         """Write the planned MCA statuses at once; the clusters written and whether any write

@@ -195,3 +195,16 @@ def test_a_self_managed_cma_gets_no_install_and_no_rollout_writes(env: AddonEnv)
         )
 
     holds_for(untouched, 1.5, what="self-managed add-on left alone")
+
+
+def test_an_mca_in_a_namespace_without_a_managed_cluster_is_reported(env: AddonEnv) -> None:
+    name = env.unique("addon")
+    env.cma(name)
+    namespace = env.namespace(env.unique("nocluster"))
+    env.mca(namespace, name)
+    event = wait_for(
+        lambda: [e for e in env.events(name) if e.get("reason") == "ManagedClusterNotFound"
+                 and (e.get("involvedObject") or {}).get("namespace") == namespace],
+        what="a warning on the MCA",
+    )[0]
+    assert event["type"] == "Warning" and namespace in event["message"]
