@@ -26,7 +26,16 @@ from controllers.runtime.kube import (
     NAMESPACES,
     PLACEMENTS,
 )
-from tests.integration.helpers import Api, Hub, chart_rbac_report, decide, local_hub, metric_sample, start_controller, wait_until
+from tests.integration.helpers import (
+    Api,
+    Hub,
+    chart_rbac_report,
+    decide,
+    local_hub,
+    metric_sample,
+    start_controller,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
