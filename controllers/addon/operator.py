@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from api.addon_v1alpha1 import ClusterManagementAddOn
 from api.constants import (
+    ADDON_ANNOTATION_PREFIX,
     ANNOTATION_HOSTING_CLUSTER_NAME,
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
@@ -169,6 +170,7 @@ class AddonController:
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
         self.retries: dict[str, int] = {}
         self.reported: dict[str, str] = {}  # once-only warnings: key -> last message
+        self.cluster_annotations: dict[str, dict[str, str]] = {}  # cluster -> its add-on annotations
         self.tasks: list[asyncio.Task[Any]] = []
 
     # -- wiring ------------------------------------------------------------------------------------
@@ -292,7 +294,13 @@ class AddonController:
 
     def on_cluster(self, event_type: str, obj: JSON) -> None:
         name = name_of(obj)
-        self.cluster_queue.add(name)
+        prefixed = {k: v for k, v in annotations_of(obj).items() if k.startswith(ADDON_ANNOTATION_PREFIX)}
+        if event_type == "DELETED":
+            self.cluster_annotations.pop(name, None)
+        elif self.cluster_annotations.get(name) != prefixed:
+            # Only a change of the add-on annotations concerns the cluster's MCAs (ADDON.md 4.5).
+            self.cluster_annotations[name] = prefixed
+            self.cluster_queue.add(name)
         if event_type in ("", "ADDED", "DELETED"):
             # A cluster that appears or goes changes which MCAs can be created (ADDON.md 4.2).
             for cma in self.placements_of_cma:

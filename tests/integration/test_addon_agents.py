@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +18,7 @@ import pytest
 
 from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
 from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON
+from tests.integration.helpers import free_port
 from tests.integration.test_addon_env import (
     AddonEnv,
     AddonOperator,
@@ -193,6 +198,8 @@ def test_a_progress_deadline_breaching_max_failures_stops_the_rollout(agents: Ad
 # --- restart safety ------------------------------------------------------------------------------------
 
 PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+# The final state of an uninterrupted rollout over the 50 reliable clusters (set by the first test).
+STEADY_SHAPE: dict[str, Any] = {}
 
 
 def _shape(rollout: Rollout) -> dict[str, Any]:
@@ -224,12 +231,20 @@ def _same_config(shape: dict[str, Any], rollout: Rollout) -> dict[str, Any]:
     return shape
 
 
+def steady_shape(env: AddonEnv) -> dict[str, Any]:
+    """The final state of an uninterrupted Progressive rollout over the 50 reliable clusters
+    (computed once per module)."""
+    if "shape" not in STEADY_SHAPE:
+        steady = Rollout(env, RELIABLE)
+        steady.update(PROGRESSIVE_2)
+        steady.wait_applied(timeout=180)
+        steady.completed(timeout=180)
+        STEADY_SHAPE["shape"] = _same_config(_shape(steady), steady)
+    return dict(STEADY_SHAPE["shape"])
+
+
 def test_killing_the_controller_mid_config_rollout_changes_nothing(agents: AddonEnv) -> None:
-    steady = Rollout(agents, RELIABLE)
-    steady.update(PROGRESSIVE_2)
-    steady.wait_applied(timeout=180)
-    steady.completed(timeout=180)
-    expected = _same_config(_shape(steady), steady)
+    expected = steady_shape(agents)
 
     rollout = Rollout(agents, RELIABLE)
     monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
@@ -253,6 +268,64 @@ def test_killing_the_controller_mid_config_rollout_changes_nothing(agents: Addon
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills >= 10
     assert _same_config(_shape(rollout), rollout) == expected
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+def test_a_sigkilled_controller_process_resumes_without_widening(agents: AddonEnv) -> None:
+    """`ocm-rollout run --controllers addon` killed with SIGKILL at random moments after it is
+    ready, ten times during a Progressive configuration rollout over 50 clusters."""
+    steady = steady_shape(agents)
+    agents.operator.kill()
+    rollout: Rollout | None = None
+    process: subprocess.Popen[bytes] | None = None
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+
+    def launch() -> subprocess.Popen[bytes]:
+        port = free_port()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "controllers", "run", "--controllers", "addon", "--kubeconfig",
+             agents.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
+             "--metrics-bind-address", "0", "--log-level", "error"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: child.poll() is None and _ready(port), timeout=60, what="the controller process ready")
+        return child
+
+    rng = random.Random(11)
+    kills = 0
+    monitor: McaMonitor | None = None
+    try:
+        process = launch()
+        rollout = Rollout(agents, RELIABLE)
+        monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
+        rollout.update(PROGRESSIVE_2)
+        while kills < 10:
+            time.sleep(rng.uniform(0.05, 0.5))
+            if all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values()):
+                break
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+            kills += 1
+            process = launch()
+        rollout.wait_applied(timeout=180)
+        rollout.completed(timeout=180)
+    finally:
+        if monitor is not None:
+            monitor.stop()
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            process.wait(30)
+        agents.operator.start()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills == 10
+    assert rollout is not None and _same_config(_shape(rollout), rollout) == steady
 
 
 # --- overlapping instances under random kills (the rollout fence) ------------------------------------
