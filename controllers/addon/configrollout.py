@@ -367,12 +367,19 @@ def _widens(old: Any, desired: DesiredConfigs) -> bool:
     that of ``desired`` (a pass over 10,000 MCAs needing a new configuration skips building
     the references of those it defers)."""
     keys = _item_keys(old)
-    index = desired.index
-    kept = [k[:4] for k in keys if k is not None and k[:4] in index]
-    if len(set(kept)) != len(kept):
-        return _signature(old) != _signature(merged_config_references(old, desired))
+    if len(keys) > 1:
+        index = desired.index
+        kept = [k[:4] for k in keys if k is not None and k[:4] in index]
+        if len(set(kept)) != len(kept):
+            return _signature(old) != _signature(merged_config_references(old, desired))
+    configs = desired.configs
+    if len(keys) != len(configs):
+        return True
+    if len(keys) == 1:
+        config = configs[0]
+        return (keys[0] or _NO_ITEM) != (config.group, config.resource, config.namespace, config.name, config.spec_hash)
     shown = sorted(k if k is not None else _NO_ITEM for k in keys)
-    return shown != sorted((c.group, c.resource, c.namespace, c.name, c.spec_hash) for c in desired.configs)
+    return shown != sorted((c.group, c.resource, c.namespace, c.name, c.spec_hash) for c in configs)
 
 
 def _new_status(
