@@ -3,7 +3,8 @@ AddOnDeploymentConfig (the version OCM stores and the seeds use)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -247,8 +248,19 @@ class ClusterManagementAddOn(OCMObject):
     def is_lifecycle_managed(self) -> bool:
         """Whether the hub's add-on manager owns this add-on's lifecycle (annotation absent or
         exactly addon-manager)."""
-        value = self.metadata.annotations.get(constants.ANNOTATION_ADDON_LIFECYCLE)
-        return value is None or value == constants.ADDON_LIFECYCLE_ADDON_MANAGER
+        return is_lifecycle_managed({"metadata": {"annotations": self.metadata.annotations}})
+
+
+def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
+    """Whether the hub's add-on manager owns the lifecycle of this ClusterManagementAddOn (as
+    stored: a JSON dict): its lifecycle annotation is absent or exactly ``addon-manager``; any other
+    value (``self``, ``""``, ...) means the add-on manages itself (ADDON.md 3)."""
+    metadata = cma.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return True
+    value = annotations.get(constants.ANNOTATION_ADDON_LIFECYCLE)
+    return value is None or value == constants.ADDON_LIFECYCLE_ADDON_MANAGER
 
 
 # --------------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ from api.constants import (  # noqa: E402
 )
 from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout  # noqa: E402
 from controllers.addon.configs import cma_status_references  # noqa: E402
-from controllers.addon.hashing import config_spec_hash_annotation, spec_hash  # noqa: E402
+from api.addon_hashing import config_spec_hash_annotation, spec_hash  # noqa: E402
 from controllers.addon.inputs import PlacementInput  # noqa: E402
 from controllers.common.wire import format_time  # noqa: E402
 from controllers.rollout.reservations import EMPTY  # noqa: E402

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 
 from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP
-from controllers.addon.hashing import spec_hash
+from api.addon_hashing import spec_hash
 from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, JSON, Kube, KubeError, Resource
 from controllers.runtime.watchcache import WatchCache
 

@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import kopf
@@ -489,20 +489,17 @@ class AddonController:
         failed for another reason than a conflict (a conflict re-queues through the cache)."""
         semaphore = asyncio.Semaphore(WRITE_CONCURRENCY)
 
-        async def bounded(call: Awaitable[T]) -> T:
-            async with semaphore:
-                return await call
-
         async def one(cluster: str, status: JSON) -> tuple[str, bool | None]:
             mca = mcas[cluster]
             try:
-                updated = await self._patch_mca(mca, {"status": status}, subresource="status")
+                async with semaphore:
+                    updated = await self._patch_mca(mca, {"status": status}, subresource="status")
             except Exception as exc:
                 log.warning("cannot write MCA status", extra={"key": f"{cluster}/{name_of(mca)}", "error": _error_text(exc)})
                 return cluster, None
             return cluster, updated is not None
 
-        results = await asyncio.gather(*(bounded(one(c, s)) for c, s in sorted(statuses.items()) if c in mcas))
+        results = await asyncio.gather(*(one(c, s) for c, s in sorted(statuses.items()) if c in mcas))
         written = {cluster for cluster, ok in results if ok}
         failed = any(ok is None for _, ok in results)
         return written, failed

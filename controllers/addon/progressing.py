@@ -50,7 +50,7 @@ from api.constants import (
     WORK_CONDITION_APPLIED,
     WORK_CONDITION_AVAILABLE,
 )
-from controllers.addon.hashing import config_references, config_spec_hash_map, go_text, spec_hash
+from api.addon_hashing import config_references, config_spec_hash_map, go_text, spec_hash
 from controllers.common.conditions import find_condition, set_status_condition
 from controllers.common.wire import (
     JSON,

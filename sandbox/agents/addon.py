@@ -40,12 +40,15 @@ Nothing else of the MCA status is touched: ``configReferences``, ``Configured`` 
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from api.addon_hashing import config_key as config_hash_key
+from api.addon_hashing import config_references, config_spec_hash_annotation
+from api.addon_hashing import config_spec_hash_map as config_hash_map
+from api.addon_v1alpha1 import is_lifecycle_managed
 from sandbox.agents import names
 from sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
 from sandbox.agents.conditions import (
@@ -78,13 +81,6 @@ def _text(value: Any) -> str:
 
 def _group_resource(item: Mapping[str, Any]) -> GroupResource:
     return (_text(item.get("group")), _text(item.get("resource")))
-
-
-def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
-    """The hub's add-on manager owns the add-on (lifecycle annotation absent or addon-manager)."""
-    annotations = (cma.get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(names.ADDON_LIFECYCLE_ANNOTATION)
-    return value is None or value == names.ADDON_LIFECYCLE_ADDON_MANAGER
 
 
 # --- supported configs ----------------------------------------------------------------------------
@@ -127,47 +123,6 @@ def supported_configs(cma: Mapping[str, Any], served: Set[GroupResource]) -> lis
 
 
 # --- desired configs and the config-spec-hash annotation -----------------------------------------
-
-
-def config_references(mca: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [r for r in (mca.get("status") or {}).get("configReferences") or () if isinstance(r, Mapping)]
-
-
-def config_hash_key(group: str, resource: str, namespace: str, name: str) -> str:
-    """``<resource>[.<group>]/<namespace>/<name>`` (the group and its dot omitted when empty)."""
-    kind = f"{resource}.{group}" if group else resource
-    return f"{kind}/{namespace}/{name}"
-
-
-def config_hash_map(mca: Mapping[str, Any]) -> dict[str, str]:
-    """Desired spec hash per config, from ``status.configReferences[].desiredConfig``. Items
-    without a desiredConfig are left out; an empty hash is kept (OCM's ``ConfigsToMap``)."""
-    out: dict[str, str] = {}
-    for ref in config_references(mca):
-        desired = ref.get("desiredConfig")
-        if not isinstance(desired, Mapping):
-            continue
-        group, resource = _group_resource(ref)
-        key = config_hash_key(group, resource, _text(desired.get("namespace")), _text(desired.get("name")))
-        out[key] = _text(desired.get("specHash"))
-    return out
-
-
-def go_json(value: Any) -> str:
-    """``value`` as Go's encoding/json writes it: compact, map keys sorted, ``<`` ``>`` ``&`` and
-    U+2028/U+2029 escaped, other non-ASCII as is."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(raw, escaped)
-    return text
-
-
-def config_spec_hash_annotation(mca: Mapping[str, Any]) -> str | None:
-    """The work annotation's value; None when the MCA has no configReferences."""
-    if not config_references(mca):
-        return None
-    return go_json(config_hash_map(mca))
 
 
 def deployment_config_ref(mca: Mapping[str, Any]) -> ConfigKey | None:
@@ -500,7 +455,6 @@ __all__ = [
     "declared_config_types",
     "deploy_work_name",
     "deployment_config_ref",
-    "go_json",
     "is_lifecycle_managed",
     "manifest_failure",
     "needs_render",

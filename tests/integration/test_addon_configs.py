@@ -11,7 +11,7 @@ from api.constants import (
     ADDON_GROUP,
     ANNOTATION_ADDON_LIFECYCLE,
 )
-from controllers.addon.hashing import spec_hash
+from api.addon_hashing import spec_hash
 from controllers.runtime.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,

@@ -28,7 +28,7 @@ from api.constants import (
     ADDON_GROUP,
     LABEL_ADDON_NAME,
 )
-from controllers.addon.hashing import config_spec_hash_annotation
+from api.addon_hashing import config_spec_hash_annotation
 from controllers.common.wire import format_time
 from controllers.runtime.kube import (
     ADDON_DEPLOYMENT_CONFIGS,

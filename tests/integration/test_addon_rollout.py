@@ -9,7 +9,7 @@ import time
 import pytest
 
 from api.constants import ADDON_CONDITION_CONFIGURED, ADDON_CONDITION_PROGRESSING
-from controllers.addon.hashing import spec_hash
+from api.addon_hashing import spec_hash
 from controllers.common.wire import parse_time
 from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
 from tests.integration.test_addon_env import (

@@ -15,7 +15,7 @@ from api.constants import (
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
 )
-from controllers.addon.hashing import config_spec_hash_annotation, spec_hash
+from api.addon_hashing import config_spec_hash_annotation, spec_hash
 from controllers.addon.progressing import (
     addon_works,
     mca_config_hash_update,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from api.addon_hashing import go_json
 from sandbox.agents.addon import (
     ConfigKey,
     addon_status,
@@ -20,7 +21,6 @@ from sandbox.agents.addon import (
     config_spec_hash_annotation,
     deploy_work_name,
     deployment_config_ref,
-    go_json,
     needs_render,
     plan_addon,
     plan_deploy_work,
