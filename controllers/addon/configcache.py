@@ -19,8 +19,8 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP
 from api.addon_hashing import spec_hash
+from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP
 from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, JSON, Kube, KubeError, Resource
 from controllers.runtime.watchcache import WatchCache
 

@@ -298,14 +298,17 @@ def set_condition(
 
 def _item_key(item: Mapping[str, Any]) -> tuple[str, str, str, str, str] | None:
     wanted = item.get("desiredConfig")
-    if not isinstance(wanted, Mapping):
+    if type(wanted) is not dict and not isinstance(wanted, Mapping):
         return None
+    # (_text inlined: this runs for every item of every MCA in the rollout list of a pass)
+    group, resource = item.get("group"), item.get("resource")
+    namespace, name, spec_hash = wanted.get("namespace"), wanted.get("name"), wanted.get("specHash")
     return (
-        _text(item.get("group")),
-        _text(item.get("resource")),
-        _text(wanted.get("namespace")),
-        _text(wanted.get("name")),
-        _text(wanted.get("specHash")),
+        group if isinstance(group, str) else "",
+        resource if isinstance(resource, str) else "",
+        namespace if isinstance(namespace, str) else "",
+        name if isinstance(name, str) else "",
+        spec_hash if isinstance(spec_hash, str) else "",
     )
 
 
@@ -341,10 +344,44 @@ def merged_config_references(old: Any, desired: DesiredConfigs) -> list[JSON]:
     return [item for gr in sorted(kept) for item in kept[gr]]
 
 
+_NO_ITEM = ("", "", "", "", "")
+
+
+def _item_keys(refs: Any) -> list[tuple[str, str, str, str, str] | None]:
+    return [
+        _item_key(i) if type(i) is dict or isinstance(i, Mapping) else None
+        for i in (refs if isinstance(refs, list) else ())
+    ]
+
+
 def _signature(refs: Any) -> list[tuple[str, str, str, str, str]]:
     """The desired configurations an MCA status shows (what puts it in flight when it changes)."""
-    keys = [_item_key(i) if isinstance(i, Mapping) else None for i in (refs if isinstance(refs, list) else ())]
-    return sorted(k if k is not None else ("", "", "", "", "") for k in keys)
+    return sorted(k if k is not None else _NO_ITEM for k in _item_keys(refs))
+
+
+def _widens(old: Any, desired: DesiredConfigs) -> bool:
+    """``_signature(old) != _signature(merged_config_references(old, desired))``: whether writing
+    the merged references changes the desired configurations the status shows. The merged list
+    is built only when old items repeat a desired (group, resource, namespace, name); otherwise
+    it holds exactly one item per desired configuration, with its hash, so its signature is
+    that of ``desired`` (a pass over 10,000 MCAs needing a new configuration skips building
+    the references of those it defers)."""
+    configs = desired.configs
+    if type(old) is list and len(old) == 1 and len(configs) == 1:  # the usual case, without lists
+        item = old[0]
+        key = _item_key(item) if type(item) is dict or isinstance(item, Mapping) else None
+        config = configs[0]
+        return (key or _NO_ITEM) != (config.group, config.resource, config.namespace, config.name, config.spec_hash)
+    keys = _item_keys(old)
+    if len(keys) > 1:
+        index = desired.index
+        kept = [k[:4] for k in keys if k is not None and k[:4] in index]
+        if len(set(kept)) != len(kept):
+            return _signature(old) != _signature(merged_config_references(old, desired))
+    if len(keys) != len(configs):
+        return True
+    shown = sorted(k if k is not None else _NO_ITEM for k in keys)
+    return shown != sorted((c.group, c.resource, c.namespace, c.name, c.spec_hash) for c in configs)
 
 
 def _new_status(
@@ -583,10 +620,9 @@ def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
             run.configured(entry, says, True)
             continue
         old = _status_of(entry.mca).get("configReferences")
-        refs = merged_config_references(old, entry.desired)
-        if status is TO_APPLY and _signature(old) != _signature(refs):
+        if status is TO_APPLY and _widens(old, entry.desired):
             widening.add(cluster)
-        run.configure(entry, refs)
+        run.configure(entry, merged_config_references(old, entry.desired))
     report.widening = frozenset(widening)
     run.widening.update(widening)
     return report
@@ -698,8 +734,7 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
         entry = children[cluster]
         status, _, says = found[cluster]
         old = _status_of(entry.mca).get("configReferences")
-        refs = merged_config_references(old, entry.desired)
-        if status is TO_APPLY and _signature(old) != _signature(refs):
+        if status is TO_APPLY and _widens(old, entry.desired):
             if node.unready is not None:
                 run.configured(entry, says, False)
                 continue
@@ -710,7 +745,7 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
                     continue
                 run.budget -= 1
             widening.add(cluster)
-        run.configure(entry, refs)
+        run.configure(entry, merged_config_references(old, entry.desired))
     report.widening = frozenset(widening)
     report.deferred = deferred
     report.reserved = frozenset(kept | widening)

@@ -79,6 +79,8 @@ MCA_KIND = "ManagedClusterAddOn"
 MAX_RECHECK_SECONDS = 10 * 60
 WRITE_CONCURRENCY = 16
 CONFLICT_RETRY_SECONDS = 0.5
+# MCA changes re-queue their CMA this much later, so that a burst of them shares one pass.
+MCA_EVENT_COALESCE_SECONDS = 0.2
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 300.0
 
@@ -259,7 +261,8 @@ class AddonController:
         else:
             self.mcas_by_name.setdefault(name, {})[cluster] = obj
             self._reindex(self.mcas_by_config, self.configs_of_mca, key, _config_keys((obj.get("spec") or {}).get("configs") or []))
-        self.cma_queue.add(name)
+        # A CMA pass costs O(its MCAs): the changes of many MCAs within a moment share one pass.
+        self.cma_queue.add_after(name, MCA_EVENT_COALESCE_SECONDS)
         self.mca_queue.add(key)
 
     def on_work(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:

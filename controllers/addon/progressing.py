@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from api.addon_hashing import config_references, config_spec_hash_map, go_text, spec_hash
 from api.constants import (
     ADDON_CONDITION_HOSTING_MANIFEST_APPLIED,
     ADDON_CONDITION_MANIFEST_APPLIED,
@@ -50,7 +51,6 @@ from api.constants import (
     WORK_CONDITION_APPLIED,
     WORK_CONDITION_AVAILABLE,
 )
-from api.addon_hashing import config_references, config_spec_hash_map, go_text, spec_hash
 from controllers.common.conditions import find_condition, set_status_condition
 from controllers.common.wire import (
     JSON,
