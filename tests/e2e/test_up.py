@@ -206,20 +206,30 @@ clusters:
 """
 
 
-def test_a_user_watches_a_rollout_stop_at_max_failures(start_up: Callable[..., Up], tmp_path: Path) -> None:
-    profile = tmp_path / "failing.yaml"
-    profile.write_text(FAILING_PROFILE)
-    up = start_up("--clusters", "6", "--profile", str(profile))
+def up_and_apply(
+    start_up: Callable[..., Up], tmp_path: Path, clusters: int, profile: str, manifest: str, *, timeout: float = 60
+) -> tuple[Up, Any]:
+    """`ocm-rollout up` with ``clusters`` simulated clusters under ``profile`` (YAML text) and,
+    once they are all available (within ``timeout``), ``manifest`` (YAML text) applied with
+    kubectl; returns the running `up` and a client of its hub."""
+    profile_path = tmp_path / "profile.yaml"
+    profile_path.write_text(profile)
+    up = start_up("--clusters", str(clusters), "--profile", str(profile_path))
     kubeconfig = up.wait_kubeconfig()
     api = clusters_api(kubeconfig)
-    eventually(lambda: len(available_clusters(api)) == 6, message="6 available")
-    manifest = tmp_path / "rollout.yaml"
-    manifest.write_text(ROLLOUT)
+    eventually(lambda: len(available_clusters(api)) == clusters, timeout=timeout, message=f"{clusters} available")
+    manifest_path = tmp_path / "manifest.yaml"
+    manifest_path.write_text(manifest)
     applied = subprocess.run(
-        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest)],
+        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest_path)],
         capture_output=True, text=True, timeout=60, check=False,
     )
     assert applied.returncode == 0, applied.stderr
+    return up, api
+
+
+def test_a_user_watches_a_rollout_stop_at_max_failures(start_up: Callable[..., Up], tmp_path: Path) -> None:
+    up, api = up_and_apply(start_up, tmp_path, 6, FAILING_PROFILE, ROLLOUT)
 
     def works() -> dict[str, dict[str, Any]]:
         items = api.list_cluster_custom_object("work.open-cluster-management.io", "v1", "manifestworks")["items"]
@@ -307,19 +317,8 @@ def addon_log(output: str) -> tuple[list[str], dict[str, list[str]], list[str]]:
 
 
 def test_the_log_shows_an_addon_rolling_out(start_up: Callable[..., Up], tmp_path: Path) -> None:
-    profile = tmp_path / "slow.yaml"
-    profile.write_text(SLOW_AGENTS_PROFILE)
-    up = start_up("--clusters", "4", "--profile", str(profile))  # stdout is a file: the view logs changes
-    kubeconfig = up.wait_kubeconfig()
-    api = clusters_api(kubeconfig)
-    eventually(lambda: len(available_clusters(api)) == 4, timeout=120, message="4 available")
-    manifest = tmp_path / "addon.yaml"
-    manifest.write_text(ADDON_ROLLOUT)
-    applied = subprocess.run(
-        [str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(manifest)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
-    assert applied.returncode == 0, applied.stderr
+    # stdout is a file: the view logs changes.
+    up, _ = up_and_apply(start_up, tmp_path, 4, SLOW_AGENTS_PROFILE, ADDON_ROLLOUT, timeout=120)
 
     def rolled_out() -> tuple[list[str], dict[str, list[str]], list[str]] | None:
         # The CMA's condition and the MCAs come through different watches: either may be logged first.

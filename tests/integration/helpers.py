@@ -1,10 +1,15 @@
 """Helpers shared by the integration tests (no tests here; the fixtures are in conftest.py).
 
-- `wait_until(condition, timeout=..., message=...)`: poll a condition instead of sleeping.
+- `wait_until(condition, timeout=..., message=...)`: poll a condition instead of sleeping;
+  `wait_for` (every 50 ms, 20 s) and `holds_for` (something does NOT happen) over it.
+- `condition(obj, type_)`: a status condition of an object.
 - `free_port()`: a free TCP port on 127.0.0.1.
 - `Api`: synchronous CRUD through a kubeconfig, as a user would do it.
 - `OperatorThread`: the real operator (kopf, ``run_operator``) for some controllers, in a
-  thread of this process; stopped gracefully or killed mid-flight.
+  thread of this process; stopped gracefully or killed mid-flight. `ControllerThread`: one
+  controller's, ended like a killed process; `SecondInstance`: another one beside it.
+- `WatchMonitor`: follows every change of a resource through a watch, checking invariants.
+- `ControllerEnv`: a local hub, a client, one `ControllerThread` and simulated clusters.
 - `decide(api, namespace, placement, clusters)`, `decide_groups(api, namespace, placement, groups)`:
   a Placement's status and its decision pages, written by hand (as OCM's own
   ManifestWorkReplicaSet tests do) for tests without a scheduler.
@@ -12,7 +17,9 @@
 - `Hub`, `local_hub`, `with_users`: a local hub that records requests, with one bearer token
   per process so that its request log tells the processes apart.
 - `RunProcess`, `start_run`, `start_controller`: `ocm-rollout run` as a separate process with
-  JSON logs.
+  JSON logs; `RunOutcome` and the `assert_*` checks: what a module's run scenario leaves.
+- `ControllerProcess`: `ocm-rollout run` as a child process to SIGKILL at random moments;
+  `STRESS_RUNS`: how many rounds the stress tests run.
 - `metric_sample(text, metric, **labels)`: one sample of a Prometheus text exposition.
 - `chart_rbac_report(records, controller)`: the hub's request records against what the Helm
   chart grants that controller.
@@ -21,8 +28,11 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import random
+import re
 import signal
 import socket
 import subprocess
@@ -33,8 +43,9 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import kubernetes
 import pytest
@@ -43,6 +54,7 @@ import yaml
 from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT
 from controllers.runtime.kube import (
     JSON,
+    NAMESPACES,
     PLACEMENT_DECISIONS,
     PLACEMENTS,
     Kube,
@@ -64,7 +76,11 @@ STARTUP_TIMEOUT = 60.0
 
 
 def wait_until(
-    condition: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02, message: str = ""
+    condition: Callable[[], T | Literal[False] | None],
+    *,
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "",
 ) -> T:
     """Poll ``condition`` until it returns something truthy; fail naming ``message`` after ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -75,6 +91,32 @@ def wait_until(
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r} (last: {value!r})")
         time.sleep(interval)
+
+
+def wait_for(predicate: Callable[[], T | Literal[False] | None], *, timeout: float = 20.0, what: str = "condition") -> T:
+    """Poll ``predicate`` every 50 ms (for 20 s unless told) until it returns something truthy;
+    its value is returned."""
+    return wait_until(predicate, timeout=timeout, interval=0.05, message=what)
+
+
+def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:
+    """Check ``predicate`` repeatedly for ``seconds`` (to show that something does NOT happen)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert predicate(), f"{what} broken"
+        time.sleep(0.05)
+
+
+def condition(obj: JSON | None, type_: str) -> JSON | None:
+    """The condition ``type_`` of ``obj``'s status (a copy), or None."""
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return dict(cond)
+    return None
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def free_port() -> int:
@@ -210,6 +252,125 @@ class OperatorThread:
         self.thread = None
 
 
+class ControllerThread(OperatorThread):
+    """One controller's operator in a thread; ``controller`` is the running controller
+    (``extras[controller_name]``). Ending it also ends the controller's writer pool and this
+    instance's own kopf thread, like a killed process: requests already on the wire complete,
+    nothing else is sent."""
+
+    def __init__(self, controller_name: str, kubeconfig: str) -> None:
+        super().__init__([controller_name], kubeconfig)
+        self.controller_name = controller_name
+        self.kopf_threads: set[threading.Thread] = set()
+
+    @property
+    def controller(self) -> Any:
+        return self.extras.get(self.controller_name)
+
+    def start(self) -> None:
+        before = {t for t in threading.enumerate() if t.name == "kopf-operator"}
+        super().start()
+        # This instance's own kopf thread (others may run beside it: overlapping instances).
+        self.kopf_threads = {t for t in threading.enumerate() if t.name == "kopf-operator"} - before
+
+    def _end(self, how: Callable[[], object]) -> None:
+        if self.thread is None or self.loop is None:
+            return
+        controller = self.controller
+        super()._end(how)
+        if controller is not None:
+            controller.writer.executor.shutdown(wait=True, cancel_futures=True)
+        for thread in self.kopf_threads:
+            thread.join(60)
+
+
+class SecondInstance:
+    """Another `ControllerThread` of ``operator``'s controller, running beside it inside a
+    ``with`` block (killed at its end); ``restart_one(rng)`` aborts one of the two, chosen with
+    ``rng``, mid-flight and starts it again."""
+
+    def __init__(self, operator: ControllerThread) -> None:
+        self.instances = [operator, ControllerThread(operator.controller_name, operator.kubeconfig)]
+
+    def __enter__(self) -> Self:
+        self.instances[1].start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.instances[1].kill()
+
+    def restart_one(self, rng: random.Random) -> None:
+        victim = rng.choice(self.instances)
+        victim.kill()
+        victim.start()
+
+
+Check = Callable[[dict[tuple[str, str], JSON]], str | None]
+
+
+@dataclass
+class WatchMonitor:
+    """Follows every change of ``resource`` (all namespaces) through a watch and runs ``checks``
+    on the latest objects, ``(namespace, name) -> object``, at each one; the problems they
+    return go to ``violations``; ``changes`` counts the changes seen."""
+
+    kubeconfig: str
+    resource: Resource
+    checks: list[Check] = field(default_factory=list)
+    objects: dict[tuple[str, str], JSON] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    changes: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _ready: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._run, name=f"{self.resource.plural}-monitor", daemon=True)
+        self._thread.start()
+        assert self._ready.wait(30), f"the {self.resource.plural} monitor could not start"
+        return self
+
+    def _run(self) -> None:
+        api = kubernetes.client.CustomObjectsApi(load_client(self.kubeconfig))
+        args = (self.resource.group, self.resource.version, self.resource.plural)
+        listing: Any = api.list_cluster_custom_object(*args)
+        for item in listing.get("items") or []:
+            self.objects[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
+        rv = listing["metadata"]["resourceVersion"]
+        self._ready.set()
+        while not self._stop.is_set():
+            watch = kubernetes.watch.Watch()
+            try:
+                for event in watch.stream(
+                    api.list_cluster_custom_object, *args, resource_version=rv, timeout_seconds=2, allow_watch_bookmarks=True
+                ):
+                    obj = event["object"]
+                    rv = obj["metadata"]["resourceVersion"]
+                    if event["type"] == "BOOKMARK":
+                        continue
+                    key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+                    if event["type"] == "DELETED":
+                        self.objects.pop(key, None)
+                    else:
+                        self.objects[key] = obj
+                    self.changes += 1
+                    for check in self.checks:
+                        problem = check(self.objects)
+                        if problem is not None:
+                            self.violations.append(problem)
+                    if self._stop.is_set():
+                        break
+            except Exception as exc:
+                if not self._stop.is_set():
+                    self.violations.append(f"monitor watch broke: {exc!r}")
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+
 def decide(api: Api, namespace: str, placement: str, clusters: list[str], *, per_page: int = 100) -> None:
     """Make ``clusters`` the decision of an existing Placement, as one decision group."""
     decide_groups(api, namespace, placement, [clusters], per_page=per_page)
@@ -303,6 +464,59 @@ class SimThread:
         assert not self.thread.is_alive(), "the simulation did not stop"
         if self.failure is not None:
             raise self.failure
+
+
+_names = itertools.count(1)
+EnvT = TypeVar("EnvT", bound="ControllerEnv")
+
+
+class ControllerEnv:
+    """A local hub (a private one in ``tmp``, or the shared ``hub``), a client, one controller
+    in a thread (``operator``, not started) and, once ``simulate`` is called, simulated clusters."""
+
+    def __init__(self, tmp: Path, controller: str, hub: Any = None) -> None:
+        from sandbox.server import run_in_thread
+
+        self.own_hub = hub is None
+        if hub is None:
+            self.kubeconfig = str(tmp / "kubeconfig")
+            self.hub = run_in_thread(kubeconfig=self.kubeconfig)
+        else:
+            self.hub = hub
+            self.kubeconfig = str(hub.kubeconfig)
+        self.api = Api(self.kubeconfig)
+        self.operator = ControllerThread(controller, self.kubeconfig)
+        self.simulation: SimThread | None = None
+
+    def simulate(self, clusters: int, profile: JSON) -> list[str]:
+        """Start simulated clusters cluster1..clusterN with their agents."""
+        self.simulation = SimThread(self.kubeconfig, clusters=clusters, profile=profile).start()
+        return self.simulation.cluster_names()
+
+    def close(self) -> None:
+        # kopf's graceful stop waits for its watch streams; nothing is left to finish here.
+        self.operator.kill()
+        if self.simulation is not None:
+            self.simulation.stop()
+        if self.own_hub:
+            self.hub.stop()
+
+    def unique(self, prefix: str) -> str:
+        return f"{prefix}{next(_names)}"
+
+    def namespace(self, name: str) -> str:
+        if self.api.get_or_none(NAMESPACES, name) is None:
+            self.api.create(NAMESPACES, {"metadata": {"name": name}})
+        return name
+
+
+def operating(environment: EnvT) -> Iterator[EnvT]:
+    """A module fixture's body: ``environment`` with its operator started, closed at the end."""
+    environment.operator.start()
+    try:
+        yield environment
+    finally:
+        environment.close()
 
 
 # -- `ocm-rollout run` as a process ----------------------------------------------------------
@@ -412,6 +626,15 @@ class RunProcess:
         with urllib.request.urlopen(f"http://{self.address('metrics')}/metrics", timeout=10) as response:
             return str(response.read().decode())
 
+    def metrics_matching(self, pattern: str, *, message: str, timeout: float = 60) -> str:
+        """The text of the process's /metrics once it matches the regular expression ``pattern``."""
+
+        def matching() -> str | None:
+            text = self.metrics()
+            return text if re.search(pattern, text) else None
+
+        return wait_until(matching, timeout=timeout, message=message)
+
     def check_alive(self) -> None:
         if self.process.poll() is not None:
             pytest.fail(f"{self.name} exited with {self.process.returncode}:\n{self.log_path.read_text()[-4000:]}")
@@ -491,3 +714,100 @@ def chart_rbac_report(records: list[Any], controller: str) -> Any:
     requests = [Request(r.verb, r.group, r.resource, r.subresource or "") for r in records if r.resource]
     exempt = exempt_triples(load_catalog(CHART / "files" / "rbac.yaml"), [controller])
     return check(requests, rules_from_objects(roles), exempt=exempt)
+
+
+@dataclass
+class RunOutcome:
+    """What a module's `ocm-rollout run` scenario leaves for its tests: the text of /metrics
+    scraped during it, the requests its process made, its exit code after SIGTERM, its log."""
+
+    metrics: str
+    records: list[Any]
+    exit_code: int
+    log: str
+
+    @classmethod
+    def of(cls, hub: Hub, proc: RunProcess, metrics: str, **more: Any) -> Self:
+        """End the scenario: SIGTERM ``proc`` (started by `start_controller`) and collect what
+        it left; ``more`` are a subclass's own fields."""
+        exit_code = proc.terminate()
+        return cls(metrics, hub.records("proc-c"), exit_code, proc.log_path.read_text(), **more)
+
+
+def scenario_outcome(
+    tmp_path_factory: pytest.TempPathFactory, name: str, scenario: Callable[[Hub], T]
+) -> Iterator[T]:
+    """A module fixture's body: ``scenario`` run once on a `local_hub` of its own (directory
+    ``name``); its result is the fixture's value."""
+    with local_hub(tmp_path_factory.mktemp(name)) as hub:
+        yield scenario(hub)
+
+
+def assert_exited_zero(outcome: RunOutcome) -> None:
+    assert outcome.exit_code == 0, outcome.log[-3000:]
+
+
+def assert_chart_grants_every_request(outcome: RunOutcome, controller: str) -> None:
+    report = chart_rbac_report(outcome.records, controller)
+    assert report.ungranted == [], report.describe()
+
+
+def assert_chart_grants_nothing_unused(outcome: RunOutcome, controller: str) -> None:
+    report = chart_rbac_report(outcome.records, controller)
+    assert report.unused == [], report.describe()
+
+
+# -- a controller process to SIGKILL ----------------------------------------------------------
+
+# CI runs one round of each stress test; by hand, e.g. 50 rounds while two `yes > /dev/null` load
+# the machine:  OCM_ROLLOUT_STRESS_RUNS=50 .venv/bin/python -m pytest -q <test file> -k overlapping
+STRESS_RUNS = int(os.environ.get("OCM_ROLLOUT_STRESS_RUNS", "1"))
+
+
+def readyz(port: int) -> bool:
+    """Whether /readyz on 127.0.0.1:``port`` answers 200."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+class ControllerProcess:
+    """`ocm-rollout run --controllers <controller>` as a child process without leader election,
+    its output discarded: ``start`` returns once it is ready, ``sigkill`` kills it (if running)."""
+
+    def __init__(self, controller: str, kubeconfig: str) -> None:
+        self.controller = controller
+        self.kubeconfig = kubeconfig
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        child = subprocess.Popen(
+            [sys.executable, "-m", "controllers", "run", "--controllers", self.controller, "--kubeconfig",
+             self.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
+             "--metrics-bind-address", "0", "--log-level", "error"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.process = child
+        wait_for(lambda: child.poll() is None and readyz(port), timeout=60, what="the controller process ready")
+
+    def sigkill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(30)
+
+    def kill_at_random(self, rng: random.Random, finished: Callable[[], bool], times: int = 10) -> int:
+        """Up to ``times`` times: a random moment (a pause on purpose), then, unless ``finished()``,
+        SIGKILL the process and start it again. Returns how many times it was killed."""
+        kills = 0
+        while kills < times:
+            time.sleep(rng.uniform(0.05, 0.5))
+            if finished():
+                break
+            self.sigkill()
+            kills += 1
+            self.start()
+        return kills

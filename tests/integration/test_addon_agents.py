@@ -4,31 +4,26 @@ ManagedClusterAddOn change, and restart safety (the controller killed mid-rollou
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
-from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON
-from tests.integration.helpers import free_port
-from tests.integration.test_addon_env import (
-    AddonEnv,
-    AddonOperator,
-    McaMonitor,
-    adc_ref,
+from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
+from tests.integration.helpers import (
+    STRESS_RUNS,
+    Check,
+    ControllerProcess,
+    SecondInstance,
+    WatchMonitor,
     condition,
-    desired_hashes,
     holds_for,
     wait_for,
 )
+from tests.integration.test_addon_env import AddonEnv, adc_ref, desired_hashes
 
 pytestmark = pytest.mark.integration
 
@@ -70,9 +65,7 @@ def in_flight(addon: str, old: dict[str, str], mcas: dict[tuple[str, str], JSON]
     )
 
 
-def at_most(
-    addon: str, old: dict[str, str], bound: int, seen: list[int] | None = None
-) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+def at_most(addon: str, old: dict[str, str], bound: int, seen: list[int] | None = None) -> Check:
     """The bound check; ``seen`` (if given) collects the number in flight at every change."""
 
     def check(mcas: dict[tuple[str, str], JSON]) -> str | None:
@@ -82,6 +75,11 @@ def at_most(
         return f"{len(flying)} MCAs in flight (bound {bound}): {flying}" if len(flying) > bound else None
 
     return check
+
+
+def monitor_mcas(env: AddonEnv, *checks: Check) -> WatchMonitor:
+    """A started monitor of every ManagedClusterAddOn change."""
+    return WatchMonitor(env.kubeconfig, MANAGED_CLUSTER_ADDONS, list(checks)).start()
 
 
 class Rollout:
@@ -122,9 +120,18 @@ class Rollout:
         wait_for(lambda: self.progression_message() != "", what="the new strategy seen")
         self.env.adc(ADC_NS, self.config, "v2")
 
+    def finished(self) -> bool:
+        """Every MCA applied a new desired configuration."""
+        return all(applied(m) and desired_hashes(m) != self.old for m in self.mcas().values())
+
     def progression_message(self) -> str:
         cond = self.env.progression_condition(self.name)
         return "" if cond is None else str(cond.get("message"))
+
+    def settled(self, timeout: float = 180) -> None:
+        """`wait_applied` and `completed`, each within ``timeout``."""
+        self.wait_applied(timeout=timeout)
+        self.completed(timeout=timeout)
 
     def completed(self, timeout: float = 120) -> None:
         total = len(self.clusters)
@@ -138,7 +145,7 @@ class Rollout:
 def test_progressive_config_rollout_never_exceeds_max_concurrency(agents: AddonEnv) -> None:
     rollout = Rollout(agents, RELIABLE[:20])
     seen: list[int] = []
-    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 3, seen)]).start()
+    monitor = monitor_mcas(agents, at_most(rollout.name, rollout.old, 3, seen))
     try:
         rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 3}})
         new = rollout.wait_applied()
@@ -169,7 +176,7 @@ def test_progressive_per_group_never_starts_a_group_early(agents: AddonEnv) -> N
                 return f"group {index} ({cluster}) started before {behind} finished"
         return None
 
-    monitor = McaMonitor(agents.kubeconfig, checks=[ordered]).start()
+    monitor = monitor_mcas(agents, ordered)
     try:
         rollout.update({"type": "ProgressivePerGroup"})
         rollout.wait_applied()
@@ -198,6 +205,8 @@ def test_a_progress_deadline_breaching_max_failures_stops_the_rollout(agents: Ad
 # --- restart safety ------------------------------------------------------------------------------------
 
 PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
+# The restart tests roll one cluster at a time, so that ten kills fit in the rollout.
+PROGRESSIVE_1 = {"type": "Progressive", "progressive": {"maxConcurrency": 1}}
 # The final state of an uninterrupted rollout over the 50 reliable clusters (set by the first test).
 STEADY_SHAPE: dict[str, Any] = {}
 
@@ -236,9 +245,8 @@ def steady_shape(env: AddonEnv) -> dict[str, Any]:
     (computed once per module)."""
     if "shape" not in STEADY_SHAPE:
         steady = Rollout(env, RELIABLE)
-        steady.update(PROGRESSIVE_2)
-        steady.wait_applied(timeout=180)
-        steady.completed(timeout=180)
+        steady.update(PROGRESSIVE_1)
+        steady.settled()
         STEADY_SHAPE["shape"] = _same_config(_shape(steady), steady)
     return dict(STEADY_SHAPE["shape"])
 
@@ -247,35 +255,26 @@ def test_killing_the_controller_mid_config_rollout_changes_nothing(agents: Addon
     expected = steady_shape(agents)
 
     rollout = Rollout(agents, RELIABLE)
-    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
+    monitor = monitor_mcas(agents, at_most(rollout.name, rollout.old, 1))
     rng = random.Random(20261125)
     kills = 0
     try:
-        rollout.update(PROGRESSIVE_2)
+        rollout.update(PROGRESSIVE_1)
         while kills < 12:
             # A random moment (mid-write, mid-wave, idle), then kill: a pause on purpose.
             time.sleep(rng.uniform(0.05, 0.5))
-            finished = all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values())
+            finished = rollout.finished()
             agents.operator.kill()
             agents.operator.start()
             if finished:
                 break
             kills += 1
-        rollout.wait_applied(timeout=180)
-        rollout.completed(timeout=180)
+        rollout.settled()
     finally:
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills >= 10
     assert _same_config(_shape(rollout), rollout) == expected
-
-
-def _ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
 
 
 def test_a_sigkilled_controller_process_resumes_without_widening(agents: AddonEnv) -> None:
@@ -284,44 +283,20 @@ def test_a_sigkilled_controller_process_resumes_without_widening(agents: AddonEn
     steady = steady_shape(agents)
     agents.operator.kill()
     rollout: Rollout | None = None
-    process: subprocess.Popen[bytes] | None = None
-    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-
-    def launch() -> subprocess.Popen[bytes]:
-        port = free_port()
-        child = subprocess.Popen(
-            [sys.executable, "-m", "controllers", "run", "--controllers", "addon", "--kubeconfig",
-             agents.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
-             "--metrics-bind-address", "0", "--log-level", "error"],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        wait_for(lambda: child.poll() is None and _ready(port), timeout=60, what="the controller process ready")
-        return child
-
-    rng = random.Random(11)
+    process = ControllerProcess("addon", agents.kubeconfig)
     kills = 0
-    monitor: McaMonitor | None = None
+    monitor: WatchMonitor | None = None
     try:
-        process = launch()
+        process.start()
         rollout = Rollout(agents, RELIABLE)
-        monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
-        rollout.update(PROGRESSIVE_2)
-        while kills < 10:
-            time.sleep(rng.uniform(0.05, 0.5))
-            if all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values()):
-                break
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
-            kills += 1
-            process = launch()
-        rollout.wait_applied(timeout=180)
-        rollout.completed(timeout=180)
+        monitor = monitor_mcas(agents, at_most(rollout.name, rollout.old, 1))
+        rollout.update(PROGRESSIVE_1)
+        kills = process.kill_at_random(random.Random(11), rollout.finished)
+        rollout.settled()
     finally:
         if monitor is not None:
             monitor.stop()
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
+        process.sigkill()
         agents.operator.start()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills == 10
@@ -330,36 +305,26 @@ def test_a_sigkilled_controller_process_resumes_without_widening(agents: AddonEn
 
 # --- overlapping instances under random kills (the rollout fence) ------------------------------------
 
-# CI runs one round; by hand, e.g. 50 rounds while two `yes > /dev/null` load the machine:
-#   OCM_ROLLOUT_STRESS_RUNS=50 .venv/bin/python -m pytest -q tests/integration/test_addon_agents.py -k overlapping
-STRESS_RUNS = int(os.environ.get("OCM_ROLLOUT_STRESS_RUNS", "1"))
-
 
 @pytest.mark.parametrize("round_", range(STRESS_RUNS))
 def test_overlapping_instances_killed_at_random_never_widen(agents: AddonEnv, round_: int) -> None:
     """Two add-on managers run at once for the whole configuration rollout; at random moments one
     of them is aborted mid-flight and started again. Every MCA change is checked against the bound."""
     rollout = Rollout(agents, RELIABLE[:30])
-    monitor = McaMonitor(agents.kubeconfig, checks=[at_most(rollout.name, rollout.old, 2)]).start()
+    monitor = monitor_mcas(agents, at_most(rollout.name, rollout.old, 2))
     rng = random.Random(f"addon-{round_}")
-    second = AddonOperator(agents.kubeconfig)
-    second.start()
-    instances = [agents.operator, second]
     kills = 0
     try:
-        rollout.update(PROGRESSIVE_2)
-        while kills < 40:
-            time.sleep(rng.uniform(0.02, 0.3))
-            if all(applied(m) and desired_hashes(m) != rollout.old for m in rollout.mcas().values()):
-                break
-            victim = rng.choice(instances)
-            victim.kill()
-            victim.start()
-            kills += 1
-        rollout.wait_applied(timeout=180)
-        rollout.completed(timeout=180)
+        with SecondInstance(agents.operator) as overlap:
+            rollout.update(PROGRESSIVE_2)
+            while kills < 40:
+                time.sleep(rng.uniform(0.02, 0.3))
+                if rollout.finished():
+                    break
+                overlap.restart_one(rng)
+                kills += 1
+            rollout.settled()
     finally:
-        second.kill()
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills >= 5

@@ -9,33 +9,22 @@ import time
 import pytest
 
 from api.constants import ADDON_CONDITION_CONFIGURED, ADDON_CONDITION_PROGRESSING
-from api.addon_hashing import spec_hash
 from controllers.common.wire import parse_time
-from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
-from tests.integration.test_addon_env import (
-    AddonEnv,
-    adc_ref,
-    condition,
-    env,
-    holds_for,
-    wait_for,
-)
+from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
+from tests.integration.helpers import condition, holds_for, wait_for
+from tests.integration.test_addon_env import AddonEnv, adc_ref, env
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
 
 
-def h(env: AddonEnv, ns: str, name: str) -> str:
-    return spec_hash(env.api.get(ADDON_DEPLOYMENT_CONFIGS, name, ns))
-
-
 def desired_of(env: AddonEnv, cluster: str, name: str) -> str | None:
-    items = ((env.get_mca(cluster, name) or {}).get("status") or {}).get("configReferences") or []
+    items = env.config_refs(cluster, name)
     return items[0]["desiredConfig"].get("specHash") if items else None
 
 
 def applied_of(env: AddonEnv, cluster: str, name: str) -> str | None:
-    items = ((env.get_mca(cluster, name) or {}).get("status") or {}).get("configReferences") or []
+    items = env.config_refs(cluster, name)
     return ((items[0].get("lastAppliedConfig") or {}).get("specHash")) if items else None
 
 
@@ -76,7 +65,7 @@ class Fleet:
 
     def installed(self) -> str:
         """Scenario 16: the fresh install rolls out everywhere; returns H(test)."""
-        expected = h(self.env, self.ns, "deploy-config")
+        expected = self.env.adc_hash(self.ns, "deploy-config")
         wait_for(lambda: self.desired() == [expected] * 4, what="desired everywhere")
         self.agents(self.clusters)
         wait_for(lambda: self.applied() == [expected] * 4, what="applied everywhere")
@@ -107,7 +96,7 @@ def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
     fleet = Fleet(env)
     fleet.installed()
     env.adc(fleet.ns, "deploy-config", "test1")
-    expected = h(env, fleet.ns, "deploy-config")
+    expected = env.adc_hash(fleet.ns, "deploy-config")
     wait_for(lambda: fleet.desired() == [expected] * 4, what="new desired everywhere")
     # The manifests did not change: the works stay ready and the agents apply at once.
     fleet.agents(fleet.clusters)
@@ -122,7 +111,7 @@ def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: A
     c0, c1, c2, c3 = fleet.clusters
     fleet.agents([c0, c1], ready=False)
     env.adc(fleet.ns, "update-config", "test2")
-    new = h(env, fleet.ns, "update-config")
+    new = env.adc_hash(fleet.ns, "update-config")
     set_strategy(env, fleet.name, fleet.ns, "p", "update-config", {
         "type": "Progressive", "progressive": {"maxConcurrency": 2, "progressDeadline": "5s", "maxFailures": 1},
     })
@@ -164,7 +153,7 @@ def test_progressive_per_group_soaks_before_the_next_group(env: AddonEnv) -> Non
     set_strategy(env, fleet.name, fleet.ns, "p", "deploy-config", {"type": "ProgressivePerGroup", "progressivePerGroup": {"minSuccessTime": "3s"}})
     fleet.agents([c0, c1], ready=False)
     env.adc(fleet.ns, "deploy-config", "test3")
-    new = h(env, fleet.ns, "deploy-config")
+    new = env.adc_hash(fleet.ns, "deploy-config")
     wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only")
     fleet.agents([c0, c1], ready=False)
     wait_for(lambda: "2/4 progressing..." in message(env, fleet.name), what="2/4")
@@ -190,7 +179,7 @@ def test_overlapping_placements_count_each_cluster_once_the_last_wins(env: Addon
         {"namespace": ns, "name": "p2", "configs": [adc_ref(ns, "b")]},
     ])
     wait_for(lambda: all(env.get_mca(c, name) for c in (c1, c2, c3)), what="MCAs")
-    wait_for(lambda: desired_of(env, c2, name) == h(env, ns, "b"), what="the last placement wins")
+    wait_for(lambda: desired_of(env, c2, name) == env.adc_hash(ns, "b"), what="the last placement wins")
     for cluster in (c1, c2, c3):
         env.manifest_applied(cluster, name)
     env.agent_step([c1, c2, c3], name)
@@ -224,4 +213,4 @@ def test_a_missing_placement_holds_back_only_its_own_rollout(env: AddonEnv) -> N
     env.api.delete(PLACEMENTS, "p2", ns)
     wait_for(lambda: (c := env.progression_condition(name, 1)) and c.get("reason") == "PlacementNotFound", what="p2 says why")
     env.adc(ns, "a", "2")
-    wait_for(lambda: desired_of(env, c1, name) == h(env, ns, "a"), what="p1 still rolls out")
+    wait_for(lambda: desired_of(env, c1, name) == env.adc_hash(ns, "a"), what="p1 still rolls out")

@@ -10,9 +10,7 @@ and CMA status), a cluster annotation synced onto its MCA, a cluster dropped fro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -29,10 +27,13 @@ from controllers.runtime.kube import (
 from tests.integration.helpers import (
     Api,
     Hub,
-    chart_rbac_report,
+    RunOutcome,
+    assert_chart_grants_every_request,
+    assert_chart_grants_nothing_unused,
+    assert_exited_zero,
     decide,
-    local_hub,
     metric_sample,
+    scenario_outcome,
     start_controller,
     wait_until,
 )
@@ -42,14 +43,6 @@ pytestmark = pytest.mark.integration
 NS = "addons"
 CLUSTERS = ["cluster-1", "cluster-2", "cluster-3"]
 ADDON = "helloworld"
-
-
-@dataclass
-class Outcome:
-    metrics_during: str
-    records: list[Any]
-    exit_code: int
-    log: str
 
 
 def _mca(api: Api, cluster: str) -> Any:
@@ -66,12 +59,11 @@ def _desired(api: Api, cluster: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
-    with local_hub(tmp_path_factory.mktemp("run-addon")) as hub:
-        yield _scenario(hub)
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunOutcome]:
+    yield from scenario_outcome(tmp_path_factory, "run-addon", _scenario)
 
 
-def _scenario(hub: Hub) -> Outcome:
+def _scenario(hub: Hub) -> RunOutcome:
     api = hub.api()
     api.create(NAMESPACES, {"metadata": {"name": NS}})
     for cluster in CLUSTERS:
@@ -95,12 +87,10 @@ def _scenario(hub: Hub) -> Outcome:
         )
         wait_until(lambda: _desired(api, CLUSTERS[0]), timeout=60, message="the first cluster configured")
 
-        def rollout_published() -> str | None:
-            text = proc.metrics()
-            pattern = r'ocm_rollout_rollout_clusters\{[^}]*name="helloworld"[^}]*status="Progressing"\} 1\.0'
-            return text if re.search(pattern, text) else None
-
-        metrics_during = wait_until(rollout_published, timeout=60, message="the rollout figures on /metrics")
+        metrics_during = proc.metrics_matching(
+            r'ocm_rollout_rollout_clusters\{[^}]*name="helloworld"[^}]*status="Progressing"\} 1\.0',
+            message="the rollout figures on /metrics",
+        )
         api.patch(MANAGED_CLUSTERS, CLUSTERS[0], {"metadata": {"annotations": {ANNOTATION_HOSTING_CLUSTER_NAME: "h"}}})
         wait_until(
             lambda: ((_mca(api, CLUSTERS[0]) or {}).get("metadata", {}).get("annotations") or {}).get(ANNOTATION_HOSTING_CLUSTER_NAME) == "h",
@@ -108,34 +98,31 @@ def _scenario(hub: Hub) -> Outcome:
         )
         decide(api, NS, "p", CLUSTERS[:2])
         wait_until(lambda: _mcas(api) == CLUSTERS[:2], timeout=60, message="the dropped cluster's MCA to go")
-        exit_code = proc.terminate()
+        return RunOutcome.of(hub, proc, metrics_during)
     finally:
         proc.kill()
-    return Outcome(metrics_during, hub.records("proc-c"), exit_code, proc.log_path.read_text())
 
 
-def test_metrics_expose_reconcile_figures_of_the_addon_manager(outcome: Outcome) -> None:
-    text = outcome.metrics_during
+def test_metrics_expose_reconcile_figures_of_the_addon_manager(outcome: RunOutcome) -> None:
+    text = outcome.metrics
     assert (metric_sample(text, "ocm_rollout_reconcile_total", controller="addon") or 0) > 0
     assert (metric_sample(text, "ocm_rollout_reconcile_total", controller="addon-mca") or 0) > 0
     assert metric_sample(text, "ocm_rollout_queue_depth", controller="addon") is not None
 
 
-def test_metrics_expose_clusters_per_rollout_status_per_cma_and_placement(outcome: Outcome) -> None:
+def test_metrics_expose_clusters_per_rollout_status_per_cma_and_placement(outcome: RunOutcome) -> None:
     labels = {"kind": "ClusterManagementAddOn", "namespace": "", "name": ADDON, "placement": f"{NS}/p"}
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_rollout_clusters", **labels, status="Progressing") == 1
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_rollout_clusters", **labels, status="ToApply") == 2
+    assert metric_sample(outcome.metrics, "ocm_rollout_rollout_clusters", **labels, status="Progressing") == 1
+    assert metric_sample(outcome.metrics, "ocm_rollout_rollout_clusters", **labels, status="ToApply") == 2
 
 
-def test_sigterm_exits_zero(outcome: Outcome) -> None:
-    assert outcome.exit_code == 0, outcome.log[-3000:]
+def test_sigterm_exits_zero(outcome: RunOutcome) -> None:
+    assert_exited_zero(outcome)
 
 
-def test_every_request_the_addon_manager_made_is_granted_by_the_chart(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "addon")
-    assert report.ungranted == [], report.describe()
+def test_every_request_the_addon_manager_made_is_granted_by_the_chart(outcome: RunOutcome) -> None:
+    assert_chart_grants_every_request(outcome, "addon")
 
 
-def test_the_chart_grants_the_addon_manager_nothing_it_did_not_use(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "addon")
-    assert report.unused == [], report.describe()
+def test_the_chart_grants_the_addon_manager_nothing_it_did_not_use(outcome: RunOutcome) -> None:
+    assert_chart_grants_nothing_unused(outcome, "addon")

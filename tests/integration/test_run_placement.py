@@ -31,10 +31,13 @@ from controllers.runtime.kube import (
 from tests.integration.helpers import (
     Api,
     Hub,
-    chart_rbac_report,
+    RunOutcome,
+    assert_chart_grants_every_request,
+    assert_chart_grants_nothing_unused,
+    assert_exited_zero,
     free_port,
-    local_hub,
     metric_sample,
+    scenario_outcome,
     start_controller,
     wait_until,
 )
@@ -50,13 +53,11 @@ GROUP_NAME_LABEL = f"{GROUP}/decision-group-name"
 
 
 @dataclass
-class Outcome:
-    metrics: str
+class Outcome(RunOutcome):
+    """`RunOutcome` and the debug endpoint's answer."""
+
     debug_status: int
     debug_body: dict[str, Any]
-    records: list[Any]
-    exit_code: int
-    log: str
 
 
 def _pages(api: Api) -> dict[str, tuple[str, list[str]]]:
@@ -102,9 +103,7 @@ def _get(url: str) -> tuple[int, dict[str, Any]]:
 def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
     if "placement" not in registry.available_controllers():
         pytest.skip("the placement controller is not in this build")
-    directory = tmp_path_factory.mktemp("run-placement")
-    with local_hub(directory) as hub:
-        yield _scenario(hub)
+    yield from scenario_outcome(tmp_path_factory, "run-placement", _scenario)
 
 
 def _scenario(hub: Hub) -> Outcome:
@@ -127,11 +126,9 @@ def _scenario(hub: Hub) -> Outcome:
         # No groups any more: one page, the surplus page deleted.
         api.patch(PLACEMENTS, PLACEMENT, {"spec": {"decisionStrategy": None}}, NS)
         wait_until(lambda: _pages(api) == {f"{PLACEMENT}-decision-1": ("", CLUSTERS)}, timeout=60, message="a single page")
-        metrics_text = proc.metrics()
-        exit_code = proc.terminate()
+        return Outcome.of(hub, proc, proc.metrics(), debug_status=debug_status, debug_body=debug_body)
     finally:
         proc.kill()
-    return Outcome(metrics_text, debug_status, debug_body, hub.records("proc-c"), exit_code, proc.log_path.read_text())
 
 
 def test_metrics_expose_scheduling_duration_and_placement_reconciles(outcome: Outcome) -> None:
@@ -145,14 +142,12 @@ def test_debug_endpoint_is_served_on_the_debug_address(outcome: Outcome) -> None
 
 
 def test_sigterm_exits_zero(outcome: Outcome) -> None:
-    assert outcome.exit_code == 0, outcome.log[-3000:]
+    assert_exited_zero(outcome)
 
 
 def test_every_request_the_placement_controller_made_is_granted_by_the_chart(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "placement")
-    assert report.ungranted == [], report.describe()
+    assert_chart_grants_every_request(outcome, "placement")
 
 
 def test_the_chart_grants_the_placement_controller_nothing_it_did_not_use(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "placement")
-    assert report.unused == [], report.describe()
+    assert_chart_grants_nothing_unused(outcome, "placement")

@@ -8,10 +8,7 @@ what was scraped and recorded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
@@ -19,10 +16,13 @@ from controllers.runtime.kube import MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS,
 from tests.integration.helpers import (
     Api,
     Hub,
-    chart_rbac_report,
+    RunOutcome,
+    assert_chart_grants_every_request,
+    assert_chart_grants_nothing_unused,
+    assert_exited_zero,
     decide,
-    local_hub,
     metric_sample,
+    scenario_outcome,
     start_controller,
     wait_until,
 )
@@ -41,14 +41,6 @@ TEMPLATE = {
         ]
     }
 }
-
-
-@dataclass
-class Outcome:
-    metrics_during: str
-    records: list[Any]
-    exit_code: int
-    log: str
 
 
 def _works(api: Api) -> list[str]:
@@ -71,13 +63,11 @@ def _setup(api: Api) -> None:
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
-    directory = tmp_path_factory.mktemp("run-workset")
-    with local_hub(directory) as hub:
-        yield _scenario(hub)
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunOutcome]:
+    yield from scenario_outcome(tmp_path_factory, "run-workset", _scenario)
 
 
-def _scenario(hub: Hub) -> Outcome:
+def _scenario(hub: Hub) -> RunOutcome:
     api = hub.api()
     _setup(api)
     proc = start_controller(hub, "workset")
@@ -88,11 +78,10 @@ def _scenario(hub: Hub) -> Outcome:
         decide(api, NS, PLACEMENT, CLUSTERS[:2])
         wait_until(lambda: _works(api) == CLUSTERS[:2], timeout=60, message="the dropped cluster's work to go")
 
-        def rollout_published() -> str | None:
-            text = proc.metrics()
-            return text if re.search(r'ocm_rollout_rollout_clusters\{[^}]*name="web"[^}]*status="ToApply"\} 2\.0', text) else None
-
-        metrics_during = wait_until(rollout_published, timeout=60, message="the rollout figures on /metrics")
+        metrics_during = proc.metrics_matching(
+            r'ocm_rollout_rollout_clusters\{[^}]*name="web"[^}]*status="ToApply"\} 2\.0',
+            message="the rollout figures on /metrics",
+        )
         # A new template: the works are patched to it.
         changed = {"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
             {**TEMPLATE["workload"]["manifests"][0], "data": {"v": "2"}}]}}}}
@@ -104,40 +93,37 @@ def _scenario(hub: Hub) -> Outcome:
             timeout=60,
             message="the ManifestWorkReplicaSet and its works to be deleted",
         )
-        exit_code = proc.terminate()
+        return RunOutcome.of(hub, proc, metrics_during)
     finally:
         proc.kill()
-    return Outcome(metrics_during, hub.records("proc-c"), exit_code, proc.log_path.read_text())
 
 
-def test_metrics_expose_reconcile_figures_of_the_controller(outcome: Outcome) -> None:
-    text = outcome.metrics_during
+def test_metrics_expose_reconcile_figures_of_the_controller(outcome: RunOutcome) -> None:
+    text = outcome.metrics
     assert (metric_sample(text, "ocm_rollout_reconcile_total", controller="workset") or 0) > 0
     assert (metric_sample(text, "ocm_rollout_reconcile_duration_seconds_count", controller="workset") or 0) > 0
     assert metric_sample(text, "ocm_rollout_reconcile_errors_total", controller="workset") is not None
     assert metric_sample(text, "ocm_rollout_queue_depth", controller="workset") is not None
 
 
-def test_metrics_expose_clusters_per_rollout_status(outcome: Outcome) -> None:
+def test_metrics_expose_clusters_per_rollout_status(outcome: RunOutcome) -> None:
     labels = {"kind": "ManifestWorkReplicaSet", "namespace": NS, "name": MWRS, "placement": PLACEMENT}
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_rollout_clusters", **labels, status="ToApply") == 2
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_rollout_clusters", **labels, status="Succeeded") == 0
+    assert metric_sample(outcome.metrics, "ocm_rollout_rollout_clusters", **labels, status="ToApply") == 2
+    assert metric_sample(outcome.metrics, "ocm_rollout_rollout_clusters", **labels, status="Succeeded") == 0
 
 
-def test_metrics_expose_leader_state_and_scheduling_duration(outcome: Outcome) -> None:
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_leader", lease="default/ocm-rollout-controllers") == 1
-    assert metric_sample(outcome.metrics_during, "ocm_rollout_scheduling_duration_seconds_count") is not None
+def test_metrics_expose_leader_state_and_scheduling_duration(outcome: RunOutcome) -> None:
+    assert metric_sample(outcome.metrics, "ocm_rollout_leader", lease="default/ocm-rollout-controllers") == 1
+    assert metric_sample(outcome.metrics, "ocm_rollout_scheduling_duration_seconds_count") is not None
 
 
-def test_sigterm_exits_zero(outcome: Outcome) -> None:
-    assert outcome.exit_code == 0, outcome.log[-3000:]
+def test_sigterm_exits_zero(outcome: RunOutcome) -> None:
+    assert_exited_zero(outcome)
 
 
-def test_every_request_the_workset_controller_made_is_granted_by_the_chart(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "workset")
-    assert report.ungranted == [], report.describe()
+def test_every_request_the_workset_controller_made_is_granted_by_the_chart(outcome: RunOutcome) -> None:
+    assert_chart_grants_every_request(outcome, "workset")
 
 
-def test_the_chart_grants_the_workset_controller_nothing_it_did_not_use(outcome: Outcome) -> None:
-    report = chart_rbac_report(outcome.records, "workset")
-    assert report.unused == [], report.describe()
+def test_the_chart_grants_the_workset_controller_nothing_it_did_not_use(outcome: RunOutcome) -> None:
+    assert_chart_grants_nothing_unused(outcome, "workset")

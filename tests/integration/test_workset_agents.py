@@ -4,13 +4,8 @@ that checks the rollout's bounds at every single ManifestWork change, and restar
 from __future__ import annotations
 
 import copy
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,18 +14,17 @@ import pytest
 
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS
-from tests.integration.helpers import free_port
-from tests.integration.test_workset_env import (
-    CONFIGMAP_TEMPLATE,
-    Env,
-    WorkMonitor,
-    WorksetOperator,
-    condition,
+from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
+from tests.integration.helpers import (
+    STRESS_RUNS,
+    Check,
+    ControllerProcess,
+    SecondInstance,
+    WatchMonitor,
     holds_for,
-    summary,
     wait_for,
 )
+from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition, summary
 
 pytestmark = pytest.mark.integration
 
@@ -70,7 +64,7 @@ def owned_by(owner: str) -> Callable[[JSON], bool]:
     return lambda w: (w["metadata"].get("labels") or {}).get(MWRS_LABEL) == owner
 
 
-def one_work_per_cluster(owner: str) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+def one_work_per_cluster(owner: str) -> Check:
     mine = owned_by(owner)
 
     def check(works: dict[tuple[str, str], JSON]) -> str | None:
@@ -92,8 +86,7 @@ def _brief(work: JSON) -> str:
     return f"{meta['namespace']}/{meta['name']} gen {meta.get('generation')} rv {meta.get('resourceVersion')} [{conds}]"
 
 
-def in_flight_at_most(owner: str, bound: int, current: Callable[[JSON], bool] = lambda w: True) \
-        -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+def in_flight_at_most(owner: str, bound: int, current: Callable[[JSON], bool] = lambda w: True) -> Check:
     mine = owned_by(owner)
 
     def check(works: dict[tuple[str, str], JSON]) -> str | None:
@@ -106,10 +99,8 @@ def in_flight_at_most(owner: str, bound: int, current: Callable[[JSON], bool] = 
     return check
 
 
-def start_monitor(env: Env, *checks: Callable[[dict[tuple[str, str], JSON]], str | None]) -> WorkMonitor:
-    monitor = WorkMonitor(env.kubeconfig, checks=list(checks))
-    monitor.start()
-    return monitor
+def start_monitor(env: Env, *checks: Check) -> WatchMonitor:
+    return WatchMonitor(env.kubeconfig, MANIFEST_WORKS, list(checks)).start()
 
 
 def rollout(env: Env, name: str, clusters: list[str], strategy: JSON,
@@ -120,7 +111,7 @@ def rollout(env: Env, name: str, clusters: list[str], strategy: JSON,
     return ns
 
 
-def watched(env: Env, name: str, max_in_flight: int) -> tuple[str, WorkMonitor]:
+def watched(env: Env, name: str, max_in_flight: int) -> tuple[str, WatchMonitor]:
     """A namespace name for a rollout of ``name`` and a started monitor of its bounds: at most
     ``max_in_flight`` works in flight, one work per cluster."""
     ns_name = env.unique("agents")
@@ -289,53 +280,22 @@ def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None
     assert _shape(agents, ns_name, "fleet") == expected
 
 
-def _ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(agents: Env) -> None:
     """`ocm-rollout run --controllers workset` killed with SIGKILL at random moments after it is
     ready, ten times during one rollout."""
     expected = steady_shape(agents, PROGRESSIVE_2)
     agents.operator.kill()
     ns_name, monitor = watched(agents, "fleet", 2)
-    rng = random.Random(7)
-    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     kills = 0
-    process: subprocess.Popen[bytes] | None = None
-
-    def launch() -> tuple[subprocess.Popen[bytes], int]:
-        port = free_port()
-        child = subprocess.Popen(
-            [sys.executable, "-m", "controllers", "run", "--controllers", "workset", "--kubeconfig",
-             agents.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
-             "--metrics-bind-address", "0", "--log-level", "error"],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        wait_for(lambda: child.poll() is None and _ready(port), timeout=60, what="the controller process ready")
-        return child, port
-
+    process = ControllerProcess("workset", agents.kubeconfig)
     try:
-        process, _ = launch()
+        process.start()
         rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
-        while kills < 10:
-            time.sleep(rng.uniform(0.05, 0.5))
-            if fleet_finished(agents, ns_name):
-                break
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
-            kills += 1
-            process, _ = launch()
+        kills = process.kill_at_random(random.Random(7), lambda: fleet_finished(agents, ns_name))
         complete(agents, ns_name, "fleet", timeout=90)
     finally:
         monitor.stop()
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            process.wait(30)
+        process.sigkill()
         agents.operator.start()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills == 10
@@ -344,13 +304,10 @@ def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(age
 
 # --- overlapping instances under random kills (the rollout fence) ------------------------------------
 
-# CI runs one round of each strategy; by hand, e.g. 50 rounds while two `yes > /dev/null` load the
-# machine:  OCM_ROLLOUT_STRESS_RUNS=50 .venv/bin/python -m pytest -q tests/integration/test_workset_agents.py -k overlapping
-STRESS_RUNS = int(os.environ.get("OCM_ROLLOUT_STRESS_RUNS", "1"))
 STRESS_GROUPS = [RELIABLE[i:i + 10] for i in range(0, 50, 10)]
 
 
-def groups_in_order(owner: str, groups: list[list[str]]) -> Callable[[dict[tuple[str, str], JSON]], str | None]:
+def groups_in_order(owner: str, groups: list[list[str]]) -> Check:
     """ProgressivePerGroup's bound: no work of a group before every earlier group's work succeeded."""
     group_of = {c: i for i, g in enumerate(groups) for c in g}
     mine = owned_by(owner)
@@ -379,24 +336,19 @@ def test_overlapping_instances_killed_at_random_never_widen(agents: Env, strateg
     bound = in_flight_at_most(owner, 2) if strategy == "Progressive" else groups_in_order(owner, STRESS_GROUPS)
     monitor = start_monitor(agents, bound, one_work_per_cluster(owner))
     rng = random.Random(f"{strategy}-{round_}")
-    second = WorksetOperator(agents.kubeconfig)
-    second.start()
-    instances = [agents.operator, second]
     kills = 0
     try:
-        if strategy == "Progressive":
-            rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
-        else:
-            rollout(agents, "fleet", RELIABLE, {"type": "ProgressivePerGroup"}, groups=STRESS_GROUPS, ns=ns_name)
-        while kills < 40 and not fleet_finished(agents, ns_name):
-            time.sleep(rng.uniform(0.02, 0.3))
-            victim = rng.choice(instances)
-            victim.kill()
-            victim.start()
-            kills += 1
-        complete(agents, ns_name, "fleet", timeout=120)
+        with SecondInstance(agents.operator) as overlap:
+            if strategy == "Progressive":
+                rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
+            else:
+                rollout(agents, "fleet", RELIABLE, {"type": "ProgressivePerGroup"}, groups=STRESS_GROUPS, ns=ns_name)
+            while kills < 40 and not fleet_finished(agents, ns_name):
+                time.sleep(rng.uniform(0.02, 0.3))
+                overlap.restart_one(rng)
+                kills += 1
+            complete(agents, ns_name, "fleet", timeout=120)
     finally:
-        second.kill()
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills >= 5

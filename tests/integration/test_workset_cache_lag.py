@@ -11,7 +11,8 @@ import pytest
 from api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT_NAME
 from controllers.runtime.kube import JSON, MANIFEST_WORKS
 from controllers.workset.operator import WorksetController
-from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition, holds_for, wait_for
+from tests.integration.helpers import holds_for, wait_for
+from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition
 
 
 def test_a_work_the_cache_has_not_seen_still_holds_its_batch_slot(

@@ -1,25 +1,19 @@
 """The environment of the ManifestWorkReplicaSet integration tests (no tests here).
 
 A local hub in a thread, the real workset operator (kopf, ``run_operator``) in-process and
-restartable (helpers.OperatorThread), a synchronous client over the same kubeconfig
-(helpers.Api), simulated clusters (helpers.SimThread), builders for Placements,
-PlacementDecisions and ManifestWorkReplicaSets, a hand-driven work agent (OCM's integration
-tests write ManifestWork status by hand; so do we where a scenario needs exact control) and
-a watch-driven monitor that checks invariants at every change of every ManifestWork.
+restartable, a synchronous client over the same kubeconfig and simulated clusters
+(helpers.ControllerEnv), builders for Placements, PlacementDecisions and
+ManifestWorkReplicaSets and a hand-driven work agent (OCM's integration tests write ManifestWork
+status by hand; so do we where a scenario needs exact control). The watch-driven monitor that
+checks invariants at every change of every ManifestWork is helpers.WatchMonitor.
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import kubernetes
 import pytest
 
 from api.constants import LABEL_MANIFESTWORK_REPLICASET
@@ -29,13 +23,10 @@ from controllers.runtime.kube import (
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
-    NAMESPACES,
     PLACEMENTS,
 )
-from controllers.runtime.operator import load_client
-from tests.integration.helpers import Api, OperatorThread, SimThread, decide_groups, wait_until
-
-T = TypeVar("T")
+from tests.integration import helpers
+from tests.integration.helpers import ControllerEnv, decide_groups, operating, utc_now
 
 CONFIGMAP_TEMPLATE: JSON = {
     "workload": {
@@ -50,143 +41,12 @@ CONFIGMAP_TEMPLATE: JSON = {
     }
 }
 
-_names = itertools.count(1)
 
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-class WorksetOperator(OperatorThread):
-    """The workset operator in a thread; ending it also ends its writer pool, like a killed
-    process: requests already on the wire complete, nothing else is sent."""
-
-    def __init__(self, kubeconfig: str) -> None:
-        super().__init__(["workset"], kubeconfig)
-
-    @property
-    def controller(self) -> Any:
-        return self.extras.get("workset")
-
-    def start(self) -> None:
-        before = {t for t in threading.enumerate() if t.name == "kopf-operator"}
-        super().start()
-        # This instance's own kopf thread (others may run beside it: overlapping instances).
-        self.kopf_threads = {t for t in threading.enumerate() if t.name == "kopf-operator"} - before
-
-    def _end(self, how: Callable[[], object]) -> None:
-        if self.thread is None or self.loop is None:
-            return
-        controller = self.controller
-        super()._end(how)
-        if controller is not None:
-            controller.writer.executor.shutdown(wait=True, cancel_futures=True)
-        for thread in getattr(self, "kopf_threads", ()):
-            thread.join(60)
-
-
-@dataclass
-class WorkMonitor:
-    """Follows every ManifestWork change through a watch and checks invariants on each one."""
-
-    kubeconfig: str
-    # (namespace, name) -> latest object
-    works: dict[tuple[str, str], JSON] = field(default_factory=dict)
-    violations: list[str] = field(default_factory=list)
-    checks: list[Callable[[dict[tuple[str, str], JSON]], str | None]] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-    _ready: threading.Event = field(default_factory=threading.Event)
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="work-monitor", daemon=True)
-        self._thread.start()
-        assert self._ready.wait(30), "the work monitor could not start"
-
-    def _run(self) -> None:
-        client = load_client(self.kubeconfig)
-        api = kubernetes.client.CustomObjectsApi(client)
-        listing = api.list_cluster_custom_object("work.open-cluster-management.io", "v1", "manifestworks")
-        for item in listing.get("items") or []:
-            self.works[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
-        rv = listing["metadata"]["resourceVersion"]
-        self._ready.set()
-        while not self._stop.is_set():
-            watch = kubernetes.watch.Watch()
-            try:
-                for event in watch.stream(
-                    api.list_cluster_custom_object,
-                    "work.open-cluster-management.io",
-                    "v1",
-                    "manifestworks",
-                    resource_version=rv,
-                    timeout_seconds=2,
-                    allow_watch_bookmarks=True,
-                ):
-                    obj = event["object"]
-                    rv = obj["metadata"]["resourceVersion"]
-                    if event["type"] == "BOOKMARK":
-                        continue
-                    key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
-                    if event["type"] == "DELETED":
-                        self.works.pop(key, None)
-                    else:
-                        self.works[key] = obj
-                    for check in self.checks:
-                        problem = check(self.works)
-                        if problem is not None:
-                            self.violations.append(problem)
-                    if self._stop.is_set():
-                        break
-            except Exception as exc:
-                if not self._stop.is_set():
-                    self.violations.append(f"monitor watch broke: {exc!r}")
-                return
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
-
-
-class Env:
+class Env(ControllerEnv):
     """A local hub (shared or private) and one workset operator shared by a test module."""
 
     def __init__(self, tmp: Path, hub: Any = None) -> None:
-        from sandbox.server import run_in_thread
-
-        self.own_hub = hub is None
-        if hub is None:
-            self.kubeconfig = str(tmp / "kubeconfig")
-            self.hub = run_in_thread(kubeconfig=self.kubeconfig)
-        else:
-            self.hub = hub
-            self.kubeconfig = str(hub.kubeconfig)
-        self.api = Api(self.kubeconfig)
-        self.operator = WorksetOperator(self.kubeconfig)
-        self.simulation: SimThread | None = None
-
-    def simulate(self, clusters: int, profile: JSON) -> list[str]:
-        """Start simulated clusters cluster1..clusterN with their work agents."""
-        self.simulation = SimThread(self.kubeconfig, clusters=clusters, profile=profile).start()
-        return self.simulation.cluster_names()
-
-    def close(self) -> None:
-        # kopf's graceful stop waits for its watch streams; nothing is left to finish here.
-        self.operator.kill()
-        if self.simulation is not None:
-            self.simulation.stop()
-        if self.own_hub:
-            self.hub.stop()
-
-    # -- names and namespaces ------------------------------------------------------------------
-    def unique(self, prefix: str) -> str:
-        return f"{prefix}{next(_names)}"
-
-    def namespace(self, name: str) -> str:
-        if self.api.get_or_none(NAMESPACES, name) is None:
-            self.api.create(NAMESPACES, {"metadata": {"name": name}})
-        return name
+        super().__init__(tmp, "workset", hub)
 
     def clusters(self, count: int, prefix: str | None = None) -> list[str]:
         base = prefix or self.unique("cl")
@@ -275,25 +135,10 @@ class Env:
         return self.set_work_conditions(work, [("Applied", "True"), ("Progressing", "True"), ("Degraded", "True")])
 
 
-def wait_for(predicate: Callable[[], T], *, timeout: float = 20.0, what: str = "condition") -> T:
-    """Poll ``predicate`` (every 50 ms, for 20 s unless told) until it returns something truthy;
-    its value is returned."""
-    return wait_until(predicate, timeout=timeout, interval=0.05, message=what)
-
-
-def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:
-    """Check ``predicate`` repeatedly for ``seconds`` (used to show that something does NOT happen)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert predicate(), f"{what} broken"
-        time.sleep(0.05)
-
-
-def condition(obj: JSON | None, type_: str) -> tuple[str, str] | None:
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return (cond.get("status"), cond.get("reason"))
-    return None
+def condition(obj: JSON | None, type_: str) -> tuple[str | None, str | None] | None:
+    """The status and reason of ``obj``'s condition ``type_``."""
+    found = helpers.condition(obj, type_)
+    return None if found is None else (found.get("status"), found.get("reason"))
 
 
 def summary(obj: JSON | None) -> JSON:
@@ -303,9 +148,4 @@ def summary(obj: JSON | None) -> JSON:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory, hub: Any) -> Iterator[Env]:
     """The workset operator on the session's shared local hub."""
-    environment = Env(tmp_path_factory.mktemp("workset"), hub)
-    environment.operator.start()
-    try:
-        yield environment
-    finally:
-        environment.close()
+    yield from operating(Env(tmp_path_factory.mktemp("workset"), hub))

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from controllers.runtime.kube import JSON
+from tests.integration.helpers import ControllerThread, wait_for
 from tests.integration.test_workset_agents import in_flight_at_most, one_work_per_cluster, start_monitor
-from tests.integration.test_workset_env import Env, WorksetOperator, condition, wait_for
+from tests.integration.test_workset_env import Env, condition
 
 pytestmark = pytest.mark.integration
 
@@ -61,8 +62,8 @@ class Barrier:
         return held
 
 
-def start(env: Env) -> WorksetOperator:
-    operator = WorksetOperator(env.kubeconfig)
+def start(env: Env) -> ControllerThread:
+    operator = ControllerThread("workset", env.kubeconfig)
     operator.start()
     return operator
 
@@ -80,7 +81,7 @@ def overlap(env: Env, hold: Callable[[Any, Barrier], None], passes_held: int) ->
     monitor = start_monitor(env, in_flight_at_most(owner, 2), one_work_per_cluster(owner))
     barrier = Barrier()
     first = start(env)
-    second: WorksetOperator | None = None
+    second: ControllerThread | None = None
     try:
         hold(first.controller, barrier)
         env.placement(ns, "rollout", [clusters])

@@ -23,9 +23,9 @@ from controllers.runtime.kube import (
     PLACEMENTS,
 )
 from controllers.runtime.operator import load_client
-from tests.integration.helpers import OperatorThread
+from tests.integration.helpers import OperatorThread, wait_for
 from tests.integration.test_workset_agents import done
-from tests.integration.test_workset_env import Env, condition, wait_for
+from tests.integration.test_workset_env import Env, condition
 
 pytestmark = pytest.mark.integration
 

@@ -22,16 +22,8 @@ from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.common.wire import parse_time
 from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
 from controllers.runtime.operator import load_client
-from tests.integration.test_workset_env import (
-    CONFIGMAP_TEMPLATE,
-    Env,
-    condition,
-    env,
-    holds_for,
-    summary,
-    utc_now,
-    wait_for,
-)
+from tests.integration.helpers import holds_for, utc_now, wait_for
+from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition, env, summary
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]

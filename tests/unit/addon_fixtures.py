@@ -306,3 +306,22 @@ class Hub:
 
     def cma_condition(self, name: str = "p1") -> JSON:
         return dict(self.progression(name)["conditions"][0])
+
+
+def one_placement(
+    clusters: list[str],
+    rollout: JSON,
+    *,
+    config: str = "new-config",
+    mcas: dict[str, JSON] | None = None,
+    objects: dict[tuple[str, str], str] | None = None,
+    groups: list[list[str]] | None = None,
+) -> Hub:
+    """A CMA installed by placement p1 (``groups``, or one group of ``clusters``) under ``rollout``
+    with placement config ``config`` (hash H(new)); every MCA (``mcas``, or one per cluster) is
+    done with ``old-config`` (hash H(old))."""
+    the_cma = cma(placements=[pstrategy("p1", configs=[cfg(config)], rollout=rollout)])
+    if mcas is None:
+        mcas = {c: done(c, "old-config", H("old")) for c in clusters}
+    objects = objects if objects is not None else {(NS, config): H("new"), (NS, "old-config"): H("old")}
+    return Hub(the_cma, mcas, inputs(("p1", groups or [clusters])), objects)

@@ -8,8 +8,8 @@ from typing import Any
 
 from kubernetes.client import ApiClient, Configuration
 
-from controllers.addon.configcache import ConfigCaches
 from api.addon_hashing import spec_hash
+from controllers.addon.configcache import ConfigCaches
 from controllers.runtime.kube import Kube
 
 GR = ("addon.open-cluster-management.io", "addondeploymentconfigs")

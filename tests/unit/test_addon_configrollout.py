@@ -37,6 +37,7 @@ from tests.unit.addon_fixtures import (
     hashes,
     inputs,
     mca,
+    one_placement,
     per_group,
     placement,
     progressive,
@@ -62,15 +63,6 @@ def configured(status: dict[str, Any]) -> tuple[str, str, str] | None:
         if c["type"] == "Configured":
             return c["status"], c["reason"], c["message"]
     return None
-
-
-def one_placement(clusters: list[str], rollout: dict[str, Any], *, config: str = "new-config", mcas: dict[str, Any] | None = None,
-                  objects: dict[tuple[str, str], str] | None = None, groups: list[list[str]] | None = None) -> Hub:
-    the_cma = cma(placements=[pstrategy("p1", configs=[cfg(config)], rollout=rollout)])
-    if mcas is None:
-        mcas = {c: done(c, "old-config", H("old")) for c in clusters}
-    objects = objects if objects is not None else {(NS, config): H("new"), (NS, "old-config"): H("old")}
-    return Hub(the_cma, mcas, inputs(("p1", groups or [clusters])), objects)
 
 
 # --- 7: rollout status of one MCA -----------------------------------------------------------------

@@ -7,27 +7,19 @@ from tests.unit.addon_fixtures import (
     NS,
     H,
     Hub,
-    cfg,
     cma,
     cond,
     done,
-    inputs,
     mca,
+    one_placement,
     progressive,
-    pstrategy,
     ref,
     strategy_all,
 )
 
 
-def fleet(clusters: list[str], rollout: dict[str, object], groups: list[list[str]] | None = None) -> Hub:
-    the_cma = cma(placements=[pstrategy("p1", configs=[cfg("new-config")], rollout=rollout)])
-    mcas = {c: done(c, "old-config", H("old")) for c in clusters}
-    return Hub(the_cma, mcas, inputs(("p1", groups or [clusters])), {(NS, "new-config"): H("new")})
-
-
 def test_wave_started_per_decision_group_names_the_written_clusters() -> None:
-    hub = fleet(["a", "b", "c"], strategy_all(), groups=[["a", "b"], ["c"]])
+    hub = one_placement(["a", "b", "c"], strategy_all(), groups=[["a", "b"], ["c"]])
     plan = hub.plan(0)
     events, _ = rollout_events(plan=plan, old_cma_status=None, written={"a", "b", "c"}, breaches={})
     waves = [e for e in events if e.reason == "RolloutWaveStarted"]
@@ -39,7 +31,7 @@ def test_wave_started_per_decision_group_names_the_written_clusters() -> None:
 
 
 def test_wave_names_only_clusters_whose_write_was_sent() -> None:
-    hub = fleet(["a", "b"], strategy_all())
+    hub = one_placement(["a", "b"], strategy_all())
     events, _ = rollout_events(plan=hub.plan(0), old_cma_status=None, written={"b"}, breaches={})
     assert [e.message for e in events if e.reason == "RolloutWaveStarted"] == [
         'placement "default/p1", decision group 0: configuring 1 add-on(s): b'
@@ -47,7 +39,7 @@ def test_wave_names_only_clusters_whose_write_was_sent() -> None:
 
 
 def test_no_wave_without_widening_writes() -> None:
-    hub = fleet(["a"], strategy_all())
+    hub = one_placement(["a"], strategy_all())
     hub.mcas["a"] = mca("a", refs=[ref("new-config", H("new"), applied=H("old"))], conditions=[cond("Progressing", "True", "Progressing", 0)])
     plan = hub.plan(1)
     assert "a" in plan.mca_status  # Configured True only
@@ -57,7 +49,7 @@ def test_no_wave_without_widening_writes() -> None:
 
 def test_wave_lists_at_most_twenty_clusters() -> None:
     clusters = [f"c{i:02d}" for i in range(25)]
-    hub = fleet(clusters, strategy_all())
+    hub = one_placement(clusters, strategy_all())
     events, _ = rollout_events(plan=hub.plan(0), old_cma_status=None, written=set(clusters), breaches={})
     assert events[0].message.endswith("c19 and 5 more")
 
@@ -70,7 +62,7 @@ def test_wave_of_the_defaults() -> None:
 
 def _breached() -> Hub:
     bad = {"a": "agent crashed", "b": ""}
-    hub = fleet(["a", "b", "c"], progressive(maxConcurrency=2, progressDeadline="10s", maxFailures=0))
+    hub = one_placement(["a", "b", "c"], progressive(maxConcurrency=2, progressDeadline="10s", maxFailures=0))
     for cluster, message in bad.items():
         hub.mcas[cluster] = mca(cluster, refs=[ref("new-config", H("new"), applied=H("old"))],
                                 conditions=[cond("Progressing", "True", "Progressing", 0, message)])
@@ -97,13 +89,13 @@ def test_breach_is_reported_once_per_distinct_set_of_failed_clusters() -> None:
 
 
 def test_no_breach_forgets_the_memory() -> None:
-    hub = fleet(["a"], strategy_all())
+    hub = one_placement(["a"], strategy_all())
     _, memory = rollout_events(plan=hub.plan(0), old_cma_status=None, written=set(), breaches={"default/p1": frozenset({"x"})})
     assert memory == {}
 
 
 def test_rollout_complete_when_the_progression_turns_completed() -> None:
-    hub = fleet(["a"], strategy_all())
+    hub = one_placement(["a"], strategy_all())
     hub.step(0)
     before = hub.cma["status"]
     hub.agent(["a"], 5, ready=True)

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from api.addon_hashing import config_spec_hash_annotation, spec_hash
 from api.constants import (
     ANNOTATION_CONFIG_SPEC_HASH,
     ANNOTATION_HOSTING_CLUSTER_NAME,
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
 )
-from api.addon_hashing import config_spec_hash_annotation, spec_hash
 from controllers.addon.progressing import (
     addon_works,
     mca_config_hash_update,

@@ -10,12 +10,12 @@ from tests.unit.addon_fixtures import (
     H,
     Hub,
     at,
-    cfg,
     cma,
     cond,
     done,
     inputs,
     mca,
+    one_placement,
     progressive,
     pstrategy,
     ref,
@@ -25,8 +25,6 @@ from tests.unit.addon_fixtures import (
 def rolling() -> Hub:
     """p1 (Progressive, 2 groups): a done, b in flight, c timed out, d failed, e just given the new
     configuration by the pass, f without MCA."""
-    the_cma = cma(placements=[pstrategy("p1", configs=[cfg("new-config")],
-                                        rollout=progressive(maxConcurrency=3, progressDeadline="10m", maxFailures=5))])
     pending = [ref("new-config", H("new"), applied=H("old"))]
     mcas = {
         "a": done("a", "new-config", H("new")),
@@ -35,7 +33,8 @@ def rolling() -> Hub:
         "d": mca("d", refs=pending, conditions=[cond("Progressing", "False", "Failed", 0, "image pull failed")]),
         "e": done("e", "old-config", H("old")),
     }
-    hub = Hub(the_cma, mcas, inputs(("p1", [["a", "b", "c"], ["d", "e", "f"]])), {(NS, "new-config"): H("new")})
+    rollout = progressive(maxConcurrency=3, progressDeadline="10m", maxFailures=5)
+    hub = one_placement(list("abcdef"), rollout, mcas=mcas, groups=[["a", "b", "c"], ["d", "e", "f"]])
     hub.step(60)
     return hub
 
