@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from api.addon_v1alpha1 import is_lifecycle_managed
 from api.constants import (
-    ADDON_LIFECYCLE_ADDON_MANAGER,
-    ANNOTATION_ADDON_LIFECYCLE,
     INSTALL_STRATEGY_MANUAL,
     REASON_INVALID_PLACEMENT_DECISIONS,
     REASON_PLACEMENT_NOT_FOUND,
@@ -37,7 +36,7 @@ from api.constants import (
 )
 from controllers.addon.inputs import PlacementInput
 from controllers.common.decisions import DecisionGroupError, decision_groups, placement_counts, scheduling_gap
-from controllers.common.wire import JSON, meta
+from controllers.common.wire import JSON
 from controllers.rollout.model import DecisionGroup
 
 #: (group, resource, namespace, name) -> spec hash of the stored object; "" when it does not
@@ -65,14 +64,6 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
-def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
-    """ADDON.md 3: managed when the lifecycle annotation is absent or exactly ``addon-manager``."""
-    annotations = _map(meta(cma).get("annotations"))
-    if ANNOTATION_ADDON_LIFECYCLE not in annotations:
-        return True
-    return annotations.get(ANNOTATION_ADDON_LIFECYCLE) == ADDON_LIFECYCLE_ADDON_MANAGER
 
 
 def install_type(cma: Mapping[str, Any]) -> str:

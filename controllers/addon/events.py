@@ -17,8 +17,7 @@ between passes; losing it (a restart) only means a breach is reported once more.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from api.constants import (
@@ -31,24 +30,9 @@ from api.constants import (
 )
 from controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
 from controllers.addon.configs import INSTALL_PROGRESSIONS, placement_ref
+from controllers.common.rollout_text import WARNING, RolloutEvent, cluster_list
 
-NORMAL = "Normal"
-WARNING = "Warning"
-_LISTED = 20
-
-
-@dataclass(frozen=True)
-class RolloutEvent:
-    reason: str
-    message: str
-    type: str = NORMAL
-
-
-def _names(items: Sequence[str]) -> str:
-    text = ", ".join(items[:_LISTED])
-    if len(items) > _LISTED:
-        text += f" and {len(items) - _LISTED} more"
-    return text
+_names = cluster_list
 
 
 def _waves(node: NodeReport, written: set[str]) -> list[RolloutEvent]:

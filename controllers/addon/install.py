@@ -23,11 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
-from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
+from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn, is_lifecycle_managed
 from api.constants import (
     ADDON_ANNOTATION_PREFIX,
-    ADDON_LIFECYCLE_ADDON_MANAGER,
-    ANNOTATION_ADDON_LIFECYCLE,
     CONDITION_PLACEMENT_SATISFIED,
     INSTALL_STRATEGY_PLACEMENTS,
 )
@@ -90,15 +88,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
-    """Whether the hub's add-on manager runs this add-on's lifecycle: the lifecycle annotation is
-    absent or exactly ``addon-manager`` (ADDON.md 3)."""
-    annotations = _mapping(meta(cma).get("annotations"))
-    if ANNOTATION_ADDON_LIFECYCLE not in annotations:
-        return True
-    return annotations.get(ANNOTATION_ADDON_LIFECYCLE) == ADDON_LIFECYCLE_ADDON_MANAGER
 
 
 def install_strategy_type(cma: Mapping[str, Any]) -> str:

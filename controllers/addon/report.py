@@ -42,6 +42,7 @@ from controllers.addon.configs import (
     placement_ref,
 )
 from controllers.addon.inputs import PlacementInput
+from controllers.common import rollout_text
 from controllers.common.wire import name_of
 from controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
 
@@ -214,7 +215,7 @@ def build_addon_report(
 # Text rendering
 # ------------------------------------------------------------------------------------------
 
-BAR_WIDTH = 24
+BAR_WIDTH = rollout_text.BAR_WIDTH
 _BAR_CHARS = {
     SUCCEEDED_STATE: "#",
     FAILED_STATE: "!",
@@ -227,18 +228,7 @@ _SHOWN_FAILURES = 10
 
 def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
     """A stacked bar: ``#`` succeeded, ``!`` failed or timed out, ``~`` progressing, ``.`` waiting."""
-    total = sum(counts.get(s, 0) for s in STATES)
-    if total == 0:
-        return "[" + " " * width + "]"
-    cells: list[str] = []
-    used = 0
-    acc = 0
-    for state in STATES:
-        acc += counts.get(state, 0)
-        end = round(acc * width / total)
-        cells.append(_BAR_CHARS[state] * (end - used))
-        used = end
-    return "[" + "".join(cells) + "]"
+    return rollout_text.progress_bar(counts, STATES, _BAR_CHARS, width)
 
 
 def _group_line(group: GroupReport, title: str, pad: int) -> list[str]:

@@ -13,7 +13,6 @@ passes; losing it (a restart) only means a breach is reported once more.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from api.constants import (
     CONDITION_PLACEMENT_ROLLED_OUT,
@@ -21,27 +20,12 @@ from api.constants import (
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
+from controllers.common.rollout_text import WARNING, RolloutEvent, cluster_list
 from controllers.common.wire import JSON
 from controllers.workset.aggregation import DeployOutcome, find_condition
 from controllers.workset.plan import DeployPlan
 
-NORMAL = "Normal"
-WARNING = "Warning"
-_LISTED = 20
-
-
-@dataclass(frozen=True)
-class RolloutEvent:
-    reason: str
-    message: str
-    type: str = NORMAL
-
-
-def _names(clusters: list[str]) -> str:
-    text = ", ".join(clusters[:_LISTED])
-    if len(clusters) > _LISTED:
-        text += f" and {len(clusters) - _LISTED} more"
-    return text
+_names = cluster_list
 
 
 def rollout_events(

@@ -25,6 +25,7 @@ from api.constants import (
     ROLLOUT_TYPE_ALL,
     WORK_CONDITION_APPLIED,
 )
+from controllers.common import rollout_text
 from controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from controllers.workset.plan import RefPlan, plan_deploy
 from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
@@ -219,25 +220,14 @@ def build_report(
 # Text rendering
 # ------------------------------------------------------------------------------------------
 
-BAR_WIDTH = 24
+BAR_WIDTH = rollout_text.BAR_WIDTH
 _BAR_CHARS = {SUCCEEDED_STATE: "#", FAILED_STATE: "!", PROGRESSING_STATE: "~", WAITING_STATE: "."}
 _SHOWN_FAILURES = 10
 
 
 def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
     """A stacked bar: ``#`` succeeded, ``!`` failed, ``~`` progressing, ``.`` waiting."""
-    total = sum(counts.get(s, 0) for s in STATES)
-    if total == 0:
-        return "[" + " " * width + "]"
-    cells: list[str] = []
-    used = 0
-    acc = 0
-    for state in STATES:
-        acc += counts.get(state, 0)
-        end = round(acc * width / total)
-        cells.append(_BAR_CHARS[state] * (end - used))
-        used = end
-    return "[" + "".join(cells) + "]"
+    return rollout_text.progress_bar(counts, STATES, _BAR_CHARS, width)
 
 
 def _group_title(group: GroupReport) -> str:
