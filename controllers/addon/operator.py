@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import kopf
@@ -47,7 +47,15 @@ from api.meta import format_validation_error
 from controllers.addon import configrollout, configs, events, install, progressing
 from controllers.addon.configcache import ConfigCaches
 from controllers.addon.inputs import PlacementInput
-from controllers.common.wire import annotations_of, is_deleting, labels_of, meta, name_of, namespace_of
+from controllers.common.wire import (
+    annotations_of,
+    fenced,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
 from controllers.rollout import reservations
 from controllers.rollout.reservations import ReservationRecordError, Reservations
 from controllers.runtime import metrics
@@ -138,6 +146,26 @@ def _cma_placements(cma: JSON) -> set[tuple[str, str]]:
         if isinstance(placement, dict) and placement.get("name"):
             found.add((str(placement.get("namespace") or ""), str(placement["name"])))
     return found
+
+
+class _ByName(Mapping[str, JSON]):
+    """The cluster-scoped objects of an informer as a read-only mapping by name (no copy of the
+    cache on the CMA pass's path)."""
+
+    def __init__(self, informer: Informer) -> None:
+        self.informer = informer
+
+    def __getitem__(self, name: str) -> JSON:
+        found = self.informer.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (name_of(obj) for obj in self.informer)
+
+    def __len__(self) -> int:
+        return len(self.informer)
 
 
 class AddonController:
@@ -356,8 +384,7 @@ class AddonController:
     # -- writing ---------------------------------------------------------------------------------------
     async def _patch_cma(self, body: JSON, patch: JSON, *, subresource: str | None) -> JSON | None:
         """Patch the CMA with its resourceVersion as precondition; None on a conflict."""
-        patch = dict(patch)
-        patch["metadata"] = {**(patch.get("metadata") or {}), "resourceVersion": meta(body).get("resourceVersion")}
+        patch = fenced(patch, body)
         try:
             return await self.kube.patch(CLUSTER_MANAGEMENT_ADDONS, name_of(body), patch, subresource=subresource)
         except (Conflict, NotFound):
@@ -366,8 +393,7 @@ class AddonController:
     async def _patch_mca(self, mca: JSON, patch: JSON, *, subresource: str | None) -> JSON | None:
         """Patch one MCA with its resourceVersion as precondition; None on a conflict (the cache
         brings the newer object, which re-queues the pass)."""
-        patch = dict(patch)
-        patch["metadata"] = {**(patch.get("metadata") or {}), "resourceVersion": meta(mca).get("resourceVersion")}
+        patch = fenced(patch, mca)
         try:
             updated = await self.writer.patch(
                 MANAGED_CLUSTER_ADDONS, name_of(mca), patch, namespace_of(mca), subresource=subresource
@@ -511,7 +537,7 @@ class AddonController:
         """Create and delete MCAs per the install strategy (ADDON.md 4.2); True to retry later."""
         assert self.cluster_cache is not None
         name = name_of(body)
-        clusters = {name_of(c): c for c in self.cluster_cache}
+        clusters = _ByName(self.cluster_cache)
         mcas = list(self._mcas(name).values())
         plan = install.plan_install(body, placements, mcas, clusters)
         retry = False

@@ -88,6 +88,16 @@ def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def fenced(patch: Mapping[str, Any], obj: Mapping[str, Any]) -> JSON:
+    """A merge ``patch`` of ``obj`` that the API server applies only to the version read (its
+    ``resourceVersion`` as precondition: 409 Conflict otherwise)."""
+    metadata = patch.get("metadata")
+    return {
+        **patch,
+        "metadata": {**(metadata if isinstance(metadata, Mapping) else {}), "resourceVersion": meta(obj).get("resourceVersion")},
+    }
+
+
 def name_of(obj: Mapping[str, Any]) -> str:
     return str(meta(obj).get("name") or "")
 

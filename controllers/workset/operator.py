@@ -40,6 +40,7 @@ from api.meta import format_validation_error
 from api.work_v1alpha1 import ManifestWorkReplicaSet
 from controllers.common.wire import (
     annotations_of,
+    fenced,
     generation_of,
     is_deleting,
     labels_of,
@@ -409,8 +410,7 @@ class WorksetController:
 
     async def _patch_mwrs(self, body: JSON, patch: JSON, *, subresource: str | None) -> JSON | None:
         """Patch the MWRS with its resourceVersion as precondition; None on a conflict."""
-        patch = dict(patch)
-        patch["metadata"] = {**(patch.get("metadata") or {}), "resourceVersion": meta(body).get("resourceVersion")}
+        patch = fenced(patch, body)
         try:
             updated = await self.kube.patch(
                 MANIFEST_WORK_REPLICA_SETS, name_of(body), patch, namespace_of(body), subresource=subresource
