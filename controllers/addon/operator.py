@@ -201,6 +201,9 @@ class AddonController:
         self.retries: dict[str, int] = {}
         self.reported: dict[str, str] = {}  # once-only warnings: key -> last message
         self.cluster_annotations: dict[str, dict[str, str]] = {}  # cluster -> its add-on annotations
+        # uids of MCAs someone made by hand that this run adopted (gave the owner reference), so
+        # that their deletion is still told as the deletion of a hand-made add-on.
+        self.adopted: set[str] = set()
         self.tasks: list[asyncio.Task[Any]] = []
 
     # -- wiring ------------------------------------------------------------------------------------
@@ -561,7 +564,8 @@ class AddonController:
                 retry = True
                 log.warning("cannot delete MCA", extra={"key": f"{delete.cluster}/{name}", "error": exc.message})
                 continue
-            if delete.user_created:
+            if delete.user_created or delete.uid in self.adopted:
+                self.adopted.discard(delete.uid)
                 await self._event(
                     body, CLUSTER_MANAGEMENT_ADDONS.api_version, KIND, EVENT_MCA_DELETED,
                     f"deleted ManagedClusterAddOn {delete.cluster}/{name}: {delete.reason}",
@@ -621,6 +625,8 @@ class AddonController:
                 updated = await self._patch_mca(mca, {"metadata": {"ownerReferences": owners}}, subresource=None)
                 if updated is None:
                     return CONFLICT_RETRY_SECONDS
+                if not any(ref.get("controller") for ref in meta(mca).get("ownerReferences") or []):
+                    self.adopted.add(str(meta(mca).get("uid") or ""))
                 mca = updated
         assert self.cluster_cache is not None
         if self.cluster_cache.get(cluster) is None:
