@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -29,6 +30,16 @@ VERSION = "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 ScoreCoordinateType = Literal["BuiltIn", "AddOn"]
+SortBy = Literal["ClusterName", "Score"]
+TopologyKeyType = Literal["Label", "Claim"]
+WhenUnsatisfiable = Literal["DoNotSchedule", "ScheduleAnyway"]
+# OCM's pattern for a topology key (a label key or a claim name).
+TOPOLOGY_KEY_PATTERN = (
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+)
+SCORE_RATE_LIMIT_PATTERN = "^[0-9]+[hms]$"
+MAX_SPREAD_TERMS = 8
 DECISION_PAGE_SIZE = 100  # clusters per PlacementDecision
 
 
@@ -244,6 +255,60 @@ class DecisionStrategy(OCMModel):
     ] = None
 
 
+class SpreadConstraintsTerm(OCMModel):
+    """One failure domain to spread the selected clusters over."""
+
+    topology_key: Annotated[
+        str,
+        Field(
+            max_length=316,
+            pattern=TOPOLOGY_KEY_PATTERN,
+            description="A label key or a cluster claim name; each distinct value is one topology.",
+        ),
+    ]
+    topology_key_type: Annotated[
+        TopologyKeyType, Field(description="Label (a label key) or Claim (a cluster claim name).")
+    ]
+    max_skew: Annotated[
+        Int32,
+        Field(
+            ge=1,
+            description=(
+                "The largest difference allowed between the number of selected clusters in a "
+                "topology and the smallest such number among its sibling topologies (the "
+                "topologies of this key within the same topology of the earlier terms). At least 1."
+            ),
+        ),
+        DEFAULTED,
+    ] = 1
+    when_unsatisfiable: Annotated[
+        WhenUnsatisfiable,
+        Field(
+            description=(
+                "DoNotSchedule: never select a cluster that would exceed maxSkew, nor one without "
+                "the key (the Placement then selects fewer clusters and says why). "
+                "ScheduleAnyway: prefer the least used topologies but select as many as asked."
+            )
+        ),
+        DEFAULTED,
+    ] = "ScheduleAnyway"
+
+
+class SpreadPolicy(OCMModel):
+    """How the selected clusters are spread over topologies."""
+
+    spread_constraints: Annotated[
+        list[SpreadConstraintsTerm],
+        Field(
+            max_length=MAX_SPREAD_TERMS,
+            description=(
+                "The terms, most important first: each term spreads within every topology of the "
+                "terms before it."
+            ),
+        ),
+    ] = Field(default_factory=list)
+
+
 class PlacementSpec(OCMModel):
     """Which clusters a Placement selects."""
 
@@ -272,6 +337,32 @@ class PlacementSpec(OCMModel):
     decision_strategy: Annotated[
         DecisionStrategy | None, Field(description="How decisions are divided into groups.")
     ] = None
+    spread_policy: Annotated[
+        SpreadPolicy | None,
+        Field(description="How the selected clusters are spread over failure domains."),
+    ] = None
+    sort_by: Annotated[
+        SortBy,
+        Field(
+            description=(
+                "The order of the decisions: ClusterName (by name) or Score (by score, highest "
+                "first, then by name), within each decision group and before the remaining "
+                "clusters are cut into groups."
+            )
+        ),
+        DEFAULTED,
+    ] = "ClusterName"
+    score_rate_limit: Annotated[
+        str,
+        Field(
+            pattern=SCORE_RATE_LIMIT_PATTERN,
+            description=(
+                "How often scores that change nothing else are written to the decisions (for "
+                "example 30s, 1m, 1h); a change of the selected clusters is written at once."
+            ),
+        ),
+        DEFAULTED,
+    ] = "1m"
 
     def effective_prioritizer_policy(self) -> PrioritizerPolicy:
         """The prioritizer policy, or the default one (Additive, no configurations)."""
@@ -311,6 +402,10 @@ class PlacementStatus(OCMModel):
         list[DecisionGroupStatus], Field(description="The decision groups, by index.")
     ] = Field(default_factory=list)
     conditions: ConditionList = Field(default_factory=list)
+    last_score_update_time: Annotated[
+        datetime | None,
+        Field(description="When the scores in the decisions were last written."),
+    ] = None
 
 
 class Placement(OCMObject):

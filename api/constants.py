@@ -88,9 +88,17 @@ PRIORITIZER_BALANCE: Final = "Balance"
 PRIORITIZER_STEADY: Final = "Steady"
 PRIORITIZER_RESOURCE_ALLOCATABLE_CPU: Final = "ResourceAllocatableCPU"
 PRIORITIZER_RESOURCE_ALLOCATABLE_MEMORY: Final = "ResourceAllocatableMemory"
+SORT_BY_CLUSTER_NAME: Final = "ClusterName"
+SORT_BY_SCORE: Final = "Score"
+TOPOLOGY_KEY_TYPE_LABEL: Final = "Label"
+TOPOLOGY_KEY_TYPE_CLAIM: Final = "Claim"
+SPREAD_DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SPREAD_SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+DEFAULT_SCORE_RATE_LIMIT: Final = "1m"
 # Scheduler plugin names (debug output and Misconfigured messages).
 PLUGIN_PREDICATE: Final = "Predicate"
 PLUGIN_TAINT_TOLERATION: Final = "TaintToleration"
+PLUGIN_SPREAD: Final = "Spread"
 
 ROLLOUT_TYPE_ALL: Final = "All"
 ROLLOUT_TYPE_PROGRESSIVE: Final = "Progressive"
@@ -198,6 +206,8 @@ REASON_ALL_DECISIONS_SCHEDULED: Final = "AllDecisionsScheduled"
 EVENT_DECISION_CREATE: Final = ("DecisionCreate", "DecisionCreated")
 EVENT_DECISION_UPDATE: Final = ("DecisionUpdate", "DecisionUpdated")
 EVENT_SCORE_UPDATE: Final = ("ScoreUpdate", "ScoreUpdated")
+# Ours: how spreadPolicy distributed the selection (sent with the ScoreUpdate of a pass).
+EVENT_SPREAD_UPDATE: Final = ("SpreadUpdate", "SpreadUpdated")
 EVENT_DECISION_DELETE: Final = ("DecisionDelete", "DecisionDeleted")
 
 # --------------------------------------------------------------------------------------------

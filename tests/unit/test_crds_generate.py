@@ -183,10 +183,12 @@ def test_strict_json_schema_rejects_undeclared_fields() -> None:
         "apiVersion": "cluster.open-cluster-management.io/v1beta1",
         "kind": "Placement",
         "metadata": {"name": "p"},
-        "spec": {"sortBy": "Score"},
+        "spec": {"sortBy": "Score", "spreadBy": "zone"},
     }
     assert crdgen.crd_errors(obj) == []
-    assert any("sortBy" in e for e in crdgen.crd_errors(obj, strict=True))
+    errors = crdgen.crd_errors(obj, strict=True)
+    assert any("spreadBy" in e for e in errors)
+    assert not any("sortBy" in e for e in errors)
 
 
 def test_defaults_are_applied_top_down_including_inside_defaults() -> None:
