@@ -22,6 +22,7 @@ from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME
 from controllers.placement.filters import WARNING, Status
 from controllers.placement.groups import DecisionPage
 from controllers.placement.snapshot import PLACEMENT_LABEL
+from controllers.placement.spread import SpreadResult
 
 GROUP_NAME_LABEL = LABEL_DECISION_GROUP_NAME
 GROUP_INDEX_LABEL = LABEL_DECISION_GROUP_INDEX
@@ -38,8 +39,19 @@ def page_labels(placement_name: str, page: DecisionPage) -> dict[str, str]:
     }
 
 
-def desired_decisions(placement: Placement, pages: Sequence[DecisionPage], *, owner: bool = True) -> list[JSON]:
-    """The pages as PlacementDecision objects (with a controller ownerReference when ``owner``)."""
+def decision_entry(name: str, scores: Mapping[str, int]) -> JSON:
+    entry: JSON = {"clusterName": name, "reason": ""}
+    score = scores.get(name)
+    if score is not None:
+        entry["score"] = score
+    return entry
+
+
+def desired_decisions(
+    placement: Placement, pages: Sequence[DecisionPage], scores: Mapping[str, int], *, owner: bool = True
+) -> list[JSON]:
+    """The pages as PlacementDecision objects (with a controller ownerReference when ``owner``);
+    each decision carries the cluster's score from ``scores``."""
     out = []
     for page in pages:
         metadata: JSON = {
@@ -63,7 +75,7 @@ def desired_decisions(placement: Placement, pages: Sequence[DecisionPage], *, ow
                 "apiVersion": PLACEMENT_API_VERSION,
                 "kind": "PlacementDecision",
                 "metadata": metadata,
-                "status": {"decisions": [{"clusterName": name, "reason": ""} for name in page.clusters]},
+                "status": {"decisions": [decision_entry(name, scores) for name in page.clusters]},
             }
         )
     return out
@@ -151,4 +163,23 @@ def score_note(scores: Mapping[str, int]) -> str:
             note += "......"
             break
         note += piece
+    return note
+
+
+def spread_note(spread: SpreadResult) -> str:
+    """Each term's topologies as ``value=selected/candidates`` (nested values joined by ``/``),
+    then how many clusters spreading held back; cut at 1000 characters like the score note."""
+    parts = []
+    for report in spread.terms:
+        counts = " ".join(
+            f"{'/'.join('<none>' if v is None else v for v in t.values)}={t.selected}/{t.candidates}"
+            for t in report.topologies
+        )
+        parts.append(f"{report.term.describe()}: {counts}")
+    note = "; ".join(parts)
+    held = spread.held_back_text()
+    if held:
+        note += f"; {held}"
+    if len(note) > MAX_EVENT_NOTE:
+        note = note[: MAX_EVENT_NOTE - 6] + "......"
     return note

@@ -1,5 +1,8 @@
 """What a pass did, as JSON: the debug endpoint's answer (spec §10) and ``--explain``.
 
+Both add ``spread`` (ours) when the Placement has spread terms: every term's topologies and
+counts, and how many clusters each term held back.
+
 Pure: no I/O.
 """
 
@@ -10,6 +13,7 @@ from typing import Any
 from api.cluster_v1beta1 import Placement, PlacementStatus
 from api.meta import format_time
 from controllers.placement.scheduler import ScheduleResult
+from controllers.placement.spread import SpreadResult
 
 JSON = dict[str, Any]
 
@@ -34,6 +38,29 @@ def aggregated_scores(scores: dict[str, int]) -> list[JSON]:
     return [{"clusterName": name, "score": score} for name, score in ordered]
 
 
+def spread_json(spread: SpreadResult) -> JSON:
+    """Each spread term with its topologies (values of this term and the earlier ones), how many
+    candidates each holds and how many were selected, and how many clusters the term held back."""
+    terms = []
+    for report in spread.terms:
+        term = report.term
+        terms.append(
+            {
+                "topologyKey": term.key,
+                "topologyKeyType": term.key_type,
+                "maxSkew": term.max_skew,
+                "whenUnsatisfiable": "DoNotSchedule" if term.hard else "ScheduleAnyway",
+                "topologies": [
+                    {"values": list(t.values), "candidates": t.candidates, "selected": t.selected}
+                    for t in report.topologies
+                ],
+                "withoutKey": report.without_key,
+                "heldBack": report.held_back,
+            }
+        )
+    return {"terms": terms, "heldBack": spread.held_back}
+
+
 def debug_result(result: ScheduleResult) -> JSON:
     """The debug endpoint's JSON for a pass (empty lists are left out, as Go's omitempty does)."""
     out: JSON = {"placement": debug_placement(result.placement)}
@@ -49,6 +76,8 @@ def debug_result(result: ScheduleResult) -> JSON:
     aggregated = aggregated_scores(result.scores)
     if aggregated:
         out["aggregatedScores"] = aggregated
+    if result.spread is not None:
+        out["spread"] = spread_json(result.spread)
     if result.aborted is not None:
         out["error"] = result.aborted
     return out
@@ -79,6 +108,8 @@ def explanation(result: ScheduleResult) -> JSON:
         for p in result.prioritizer_results
     ]
     out["aggregatedScores"] = aggregated_scores(result.scores)
+    if result.spread is not None:
+        out["spread"] = spread_json(result.spread)
     out["selectedClusters"] = list(result.selected)
     out["unscheduled"] = result.unscheduled
     out["result"] = {"code": result.status.code, "plugin": result.status.plugin, "message": result.status.message}

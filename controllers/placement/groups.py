@@ -2,7 +2,8 @@
 
 Groups are cut from the selected clusters only: first the named ``decisionGroups`` (each takes
 the clusters its selector matches that no earlier entry took), then the remaining clusters,
-each sorted by name and cut into chunks of the group length. Every group is then cut into pages
+each sorted by name (or, with ``sortBy: Score``, by score then name) and cut into chunks of the
+group length. Every group is then cut into pages
 of at most 100 clusters named ``<placement>-decision-<k>``, k counting from 1 across groups.
 
 Pure: no I/O.
@@ -11,7 +12,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from api.cluster_v1beta1 import DECISION_PAGE_SIZE, GroupStrategy
@@ -57,8 +58,13 @@ def group_length(value: int | str, total: int) -> tuple[int, Status]:
     return length, OK
 
 
-def _chunks(name: str, clusters: list[str], length: int) -> list[tuple[str, tuple[str, ...]]]:
-    clusters = sorted(clusters)
+def _chunks(
+    name: str, clusters: list[str], length: int, scores: Mapping[str, int] | None
+) -> list[tuple[str, tuple[str, ...]]]:
+    if scores is None:
+        clusters = sorted(clusters)
+    else:
+        clusters = sorted(clusters, key=lambda c: (-scores.get(c, 0), c))
     out = []
     while clusters:
         out.append((name, tuple(clusters[:length])))
@@ -67,9 +73,13 @@ def _chunks(name: str, clusters: list[str], length: int) -> list[tuple[str, tupl
 
 
 def decision_groups(
-    strategy: GroupStrategy, selected: Sequence[ClusterView]
+    strategy: GroupStrategy, selected: Sequence[ClusterView], scores: Mapping[str, int] | None = None
 ) -> tuple[list[DecisionGroupResult], Status]:
-    """The groups of the selected clusters, and Misconfigured when the strategy is invalid."""
+    """The groups of the selected clusters, and Misconfigured when the strategy is invalid.
+
+    Each named group, and the remaining clusters before they are cut, are ordered by name, or
+    with ``scores`` (``sortBy: Score``) by score, highest first, then by name.
+    """
     length, status = group_length(strategy.clusters_per_decision_group, len(selected))
     if status.is_error:
         return [], status
@@ -87,8 +97,8 @@ def decision_groups(
             if cluster.name in remaining and labels.matches(cluster.labels) and claims.matches(cluster.claims):
                 matched.append(cluster.name)
                 remaining.discard(cluster.name)
-        made.extend(_chunks(entry.group_name, matched, length))
-    made.extend(_chunks("", list(remaining), length))
+        made.extend(_chunks(entry.group_name, matched, length, scores))
+    made.extend(_chunks("", list(remaining), length, scores))
     if not made:
         made.append(("", ()))
     return _indexed(made), OK

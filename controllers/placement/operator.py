@@ -46,6 +46,7 @@ from api.constants import (
     EVENT_DECISION_DELETE,
     EVENT_DECISION_UPDATE,
     EVENT_SCORE_UPDATE,
+    EVENT_SPREAD_UPDATE,
     REASON_MISCONFIGURED,
 )
 from api.meta import Condition, InvalidObject, OCMObject, set_condition
@@ -197,6 +198,8 @@ class PlacementController:
         self._topology: Topology | None = None
         self._placement_index: PlacementIndex | None = None
         self.tasks: list[asyncio.Task[None]] = []
+        # When this controller last wrote scores per Placement key (scoreRateLimit).
+        self.score_writes: dict[str, datetime] = {}
         # Passes per Placement key (for tests and troubleshooting).
         self.passes: Counter[str] = Counter()
 
@@ -334,6 +337,7 @@ class PlacementController:
         namespace, name = _key_of(obj)
         if event == "DELETED":
             self.memo.forget("Placement", obj)
+            self.score_writes.pop(f"{namespace}/{name}", None)
         self._placement_index = None
         self.queue.add(f"{namespace}/{name}")
 
@@ -384,7 +388,7 @@ class PlacementController:
             return None
         now = self.context.clock()
         started = time.perf_counter()
-        result = schedule(placement, self.snapshot(), now)
+        result = schedule(self._with_own_score_update(key, placement), self.snapshot(), now)
         metrics.observe_scheduling(time.perf_counter() - started)
         if result.skipped is not None:
             return None
@@ -394,10 +398,23 @@ class PlacementController:
             return None
         try:
             await self._bind(body, placement, result)
+            if result.scores_written:
+                self.score_writes[key] = now
             await self._write_status(body, placement, result)
         except Conflict:
             return CONFLICT_RETRY_SECONDS
         return self._requeue_seconds(result, now)
+
+    def _with_own_score_update(self, key: str, placement: Placement) -> Placement:
+        """The Placement with the later of its stored ``lastScoreUpdateTime`` and this
+        controller's own last score write, so a cache that has not seen the status write yet
+        cannot let scores through twice within scoreRateLimit."""
+        mine = self.score_writes.get(key)
+        stored = placement.status.last_score_update_time
+        if mine is None or (stored is not None and stored >= mine):
+            return placement
+        status = placement.status.model_copy(update={"last_score_update_time": mine})
+        return placement.model_copy(update={"status": status})
 
     def _requeue_seconds(self, result: ScheduleResult, now: datetime) -> float | None:
         times = []
@@ -405,6 +422,8 @@ class PlacementController:
             times.append(result.toleration_requeue_at)
         if result.score_expiry_at is not None:
             times.append(result.score_expiry_at + SCORE_EXPIRY_MARGIN)
+        if result.scores_held_until is not None:
+            times.append(result.scores_held_until)
         if not times:
             return None
         seconds = (min(times) - now).total_seconds()
@@ -412,7 +431,7 @@ class PlacementController:
 
     async def _bind(self, body: JSON, placement: Placement, result: ScheduleResult) -> None:
         assert self.decisions is not None
-        desired = pages.desired_decisions(placement, result.pages)
+        desired = pages.desired_decisions(placement, result.pages, result.decision_scores)
         existing: dict[str, JSON] = {}
         for shown in self._decision_bodies():
             ns, name = _key_of(shown)
@@ -451,6 +470,8 @@ class PlacementController:
             await self._event(body, write.name, EVENT_DECISION_UPDATE, message, WARNING if warning else NORMAL)
             if result.scores:
                 await self._event(body, write.name, EVENT_SCORE_UPDATE, pages.score_note(result.scores))
+            if result.spread is not None:
+                await self._event(body, write.name, EVENT_SPREAD_UPDATE, pages.spread_note(result.spread))
         elif write.action == "labels":
             after = await self.kube.patch(PLACEMENT_DECISIONS, write.name, write.body, namespace)
             self.own.wrote(self._current(namespace, write.name, before), after)

@@ -11,10 +11,10 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from api.cluster_v1beta1 import Placement, PlacementStatus
-from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE, SCORE_COORDINATE_ADDON
+from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE, SCORE_COORDINATE_ADDON, SORT_BY_SCORE
 from controllers.placement.filters import (
     ERROR,
     OK,
@@ -40,6 +40,8 @@ from controllers.placement.prioritizers import (
     steady_scores,
 )
 from controllers.placement.snapshot import ClusterView, SetResolutionError, Snapshot
+from controllers.placement.spread import SpreadResult, spread_terms
+from controllers.placement.spread import select as select_clusters
 from controllers.placement.status import (
     ConditionSpec,
     misconfigured_condition,
@@ -78,6 +80,13 @@ class ScheduleResult:
     groups: list[DecisionGroupResult] = field(default_factory=list)
     pages: list[DecisionPage] = field(default_factory=list)
     conditions: list[ConditionSpec] = field(default_factory=list)
+    # how spreadPolicy chose the selection (None without spread terms)
+    spread: SpreadResult | None = None
+    # the score each decision carries: the totals, or the recorded ones while scoreRateLimit holds
+    decision_scores: dict[str, int] = field(default_factory=dict)
+    # when the held-back scores may be written (scoreRateLimit), and whether this pass writes new ones
+    scores_held_until: datetime | None = None
+    scores_written: bool = False
     # when the result can change by itself: a toleration running out, a score expiring
     toleration_requeue_at: datetime | None = None
     score_expiry_at: datetime | None = None
@@ -89,7 +98,7 @@ class ScheduleResult:
         return self.skipped is None and self.aborted is None
 
     def requeue_at(self) -> datetime | None:
-        times = [t for t in (self.toleration_requeue_at, self.score_expiry_at) if t is not None]
+        times = [t for t in (self.toleration_requeue_at, self.score_expiry_at, self.scores_held_until) if t is not None]
         return min(times) if times else None
 
 
@@ -143,8 +152,10 @@ def schedule(placement: Placement, snapshot: Snapshot, now: datetime, *, honour_
         return result
 
     by_name = {c.name: c for c in available}
+    last_update = _decision_scores(placement, snapshot, result, now)
+    by_score = result.decision_scores if placement.spec.sort_by == SORT_BY_SCORE else None
     groups, group_status = decision_groups(
-        placement.spec.effective_group_strategy(), [by_name[n] for n in result.selected]
+        placement.spec.effective_group_strategy(), [by_name[n] for n in result.selected], by_score
     )
     if group_status.is_error:
         status = group_status
@@ -161,6 +172,7 @@ def schedule(placement: Placement, snapshot: Snapshot, now: datetime, *, honour_
             len(result.selected),
             result.unscheduled,
             status,
+            "" if result.spread is None else result.spread.held_back_text(),
         ),
     ]
     result.new_status = new_status(
@@ -170,8 +182,42 @@ def schedule(placement: Placement, snapshot: Snapshot, now: datetime, *, honour_
         pages=result.pages,
         conditions=result.conditions,
         now=now,
+        last_score_update=last_update,
     )
     return result
+
+
+def _decision_scores(placement: Placement, snapshot: Snapshot, result: ScheduleResult, now: datetime) -> datetime | None:
+    """Fill ``result.decision_scores`` under ``scoreRateLimit``; return the next
+    ``lastScoreUpdateTime``.
+
+    A pass that keeps the selected set and changes scores within the limit since the last
+    score write keeps the recorded scores (and asks to run again when the limit ends); any
+    other pass writes the new totals at once.
+    """
+    fresh = {name: result.scores[name] for name in result.selected}
+    recorded = snapshot.recorded_scores(placement.namespace, placement.name)
+    last = placement.status.last_score_update_time
+    held_until = None if last is None else last + score_rate_limit(placement.spec.score_rate_limit)
+    same_set = set(recorded) == set(fresh)
+    if same_set and held_until is not None and now < held_until:
+        kept = {name: recorded[name] for name in fresh}
+        if kept != fresh:
+            result.decision_scores = {name: fresh[name] if score is None else score for name, score in kept.items()}
+            result.scores_held_until = held_until
+            result.scores_written = any(recorded[n] is None for n in fresh)
+            return now if result.scores_written else last
+    result.decision_scores = fresh
+    result.scores_written = any(recorded.get(name) != score for name, score in fresh.items())
+    return now if result.scores_written else last
+
+
+def score_rate_limit(text: str) -> timedelta:
+    """``scoreRateLimit`` (``^[0-9]+[hms]$``, the CRD's pattern) as a duration."""
+    unit = {"h": 3600, "m": 60, "s": 1}.get(text[-1:]) if text else None
+    if unit is None or not text[:-1].isdigit():
+        return timedelta(minutes=1)
+    return timedelta(seconds=int(text[:-1]) * unit)
 
 
 def _run_plugins(
@@ -229,9 +275,12 @@ def _run_plugins(
     if wanted is not None and wanted < 0:
         result.aborted = f"numberOfClusters must not be negative (got {wanted})"
         return Status(ERROR, "", result.aborted)
-    selected = result.feasible if wanted is None else result.feasible[:wanted]
-    result.selected = list(selected)
-    result.unscheduled = 0 if wanted is None else wanted - len(selected)
+    policy = placement.spec.spread_policy
+    terms = spread_terms(policy.spread_constraints) if policy is not None else []
+    spread = select_clusters(ordered, totals, terms, wanted)
+    result.spread = spread if terms else None
+    result.selected = spread.selected
+    result.unscheduled = 0 if wanted is None else wanted - len(spread.selected)
     result.toleration_requeue_at = toleration_requeue_time(placement, snapshot, current, now)
     return final
 

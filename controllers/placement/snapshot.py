@@ -175,6 +175,14 @@ class Snapshot:
             out.update(d.cluster_name for d in pd.status.decisions)
         return out
 
+    def recorded_scores(self, namespace: str, placement: str) -> dict[str, int | None]:
+        """The score each cluster of this placement's existing decisions carries (None: none)."""
+        out: dict[str, int | None] = {}
+        for pd in self._decisions_by_placement.get((namespace, placement), ()):
+            for decision in pd.status.decisions:
+                out[decision.cluster_name] = decision.score
+        return out
+
     def balance_counts(self, namespace: str, placement: str) -> Counter[str]:
         """Decisions per cluster over every PlacementDecision except this placement's own."""
         if self._balance_counts is None:

@@ -50,7 +50,9 @@ def satisfied_condition(
     selected: int,
     unscheduled: int,
     status: Status,
+    held_back: str = "",
 ) -> ConditionSpec:
+    """PlacementSatisfied (§7); ``held_back`` says which spread terms kept clusters out."""
     if bindings == 0:
         return ConditionSpec(
             SATISFIED_TYPE,
@@ -78,10 +80,14 @@ def satisfied_condition(
         return ConditionSpec(
             SATISFIED_TYPE, "False", C.REASON_NO_MANAGED_CLUSTER_MATCHED, "No ManagedCluster matches any of the cluster predicate"
         )
+    why = f": {held_back}" if held_back else ""
     if unscheduled == 0:
-        return ConditionSpec(SATISFIED_TYPE, "True", C.REASON_ALL_DECISIONS_SCHEDULED, "All cluster decisions scheduled")
+        message = "All cluster decisions scheduled"
+        if held_back:
+            message += f"; spreadPolicy kept other matching clusters out{why}"
+        return ConditionSpec(SATISFIED_TYPE, "True", C.REASON_ALL_DECISIONS_SCHEDULED, message)
     return ConditionSpec(
-        SATISFIED_TYPE, "False", C.REASON_NOT_ALL_DECISIONS_SCHEDULED, f"{unscheduled} cluster decisions unscheduled"
+        SATISFIED_TYPE, "False", C.REASON_NOT_ALL_DECISIONS_SCHEDULED, f"{unscheduled} cluster decisions unscheduled{why}"
     )
 
 
@@ -107,6 +113,7 @@ def new_status(
     pages: Sequence[DecisionPage],
     conditions: Sequence[ConditionSpec],
     now: datetime,
+    last_score_update: datetime | None = None,
 ) -> PlacementStatus:
     """The Placement's next status: conditions merged into the existing ones by type."""
     merged = [c.model_copy() for c in placement.status.conditions]
@@ -122,4 +129,5 @@ def new_status(
         number_of_selected_clusters=selected,
         decision_groups=group_statuses(groups, pages),
         conditions=merged,
+        last_score_update_time=last_score_update,
     )

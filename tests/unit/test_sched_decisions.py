@@ -21,7 +21,8 @@ PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
 
 def desired(count: int, **spec: Any) -> list[dict[str, Any]]:
     p = placement(**spec)
-    return desired_decisions(p, run(p, world(plain(count))).pages)
+    result = run(p, world(plain(count)))
+    return desired_decisions(p, result.pages, result.decision_scores)
 
 
 def existing_from(pages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -39,12 +40,15 @@ def test_page_labels_and_owner() -> None:
         {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement", "name": "p",
          "uid": "uid-p", "controller": True, "blockOwnerDeletion": True}
     ]  # fmt: skip
-    assert page["status"] == {"decisions": [{"clusterName": "c1", "reason": ""}, {"clusterName": "c2", "reason": ""}]}
+    assert page["status"] == {
+        "decisions": [{"clusterName": "c1", "reason": "", "score": 100}, {"clusterName": "c2", "reason": "", "score": 100}]
+    }
 
 
 def test_page_without_owner_for_offline_output() -> None:
     p = placement()
-    page = desired_decisions(p, run(p, world(plain(1))).pages, owner=False)[0]
+    result = run(p, world(plain(1)))
+    page = desired_decisions(p, result.pages, result.decision_scores, owner=False)[0]
     assert "ownerReferences" not in page["metadata"]
 
 

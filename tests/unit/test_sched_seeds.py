@@ -67,7 +67,7 @@ def test_310_cluster_decision_strategy_groups() -> None:
 def test_310_cluster_decision_pages_and_labels() -> None:
     p = canary_placement()
     result = run(p, world(fleet_310()))
-    pages = desired_decisions(p, result.pages)
+    pages = desired_decisions(p, result.pages, result.decision_scores)
     first = pages[0]["metadata"]
     assert first["name"] == "placement1-decision-1"
     assert first["namespace"] == "default"
@@ -115,8 +115,8 @@ def test_case1_small_newcomer_changes_nothing() -> None:
     result = schedule_demo(MEMORY, [*THREE, memory_cluster("cluster4", "100Mi")], ["cluster2", "cluster3"])
     assert sorted(result.selected) == ["cluster2", "cluster3"]
     p = placement("demo", "ns1")
-    pages = desired_decisions(p, result.pages)
-    existing = desired_decisions(p, result.pages)
+    pages = desired_decisions(p, result.pages, result.decision_scores)
+    existing = desired_decisions(p, result.pages, result.decision_scores)
     assert plan_decision_writes(pages, {x["metadata"]["name"]: x for x in existing}) == []
 
 
