@@ -16,6 +16,7 @@ from controllers.placement.snapshot import ClusterView
 from controllers.placement.spread import SpreadTerm, select, spread_terms
 from tests.unit.test_sched_builders import cluster, placement, run, satisfied, world
 
+
 def term(key: str, hard: bool = True, skew: int = 1, key_type: str = "Label") -> dict[str, Any]:
     return {
         "topologyKey": key,
