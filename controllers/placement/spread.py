@@ -250,8 +250,8 @@ def select(
     """
     ranked = sorted(feasible, key=lambda c: (-scores.get(c.name, 0), c.name))
     if not terms:
-        chosen = ranked if wanted is None else ranked[:wanted]
-        return SpreadResult([c.name for c in chosen])
+        first = ranked if wanted is None else ranked[:wanted]
+        return SpreadResult([c.name for c in first])
 
     tree = _Tree(terms)
     without_key = [0] * len(terms)
