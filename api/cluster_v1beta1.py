@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -23,6 +22,7 @@ from api.meta import (
     OCMModel,
     OCMObject,
     PrinterColumn,
+    Time,
 )
 
 GROUP = constants.CLUSTER_GROUP
@@ -138,9 +138,15 @@ class ScoreCoordinate(OCMModel):
 class PrioritizerConfig(OCMModel):
     """One prioritizer and its weight."""
 
+    # The CRD requires scoreCoordinate, but a Placement stored before that rule existed may lack
+    # it; the model accepts such an entry so that the scheduler reports it the way OCM does
+    # (Misconfigured "scoreCoordinate field is required", SCHEDULING §4) instead of the whole
+    # Placement failing to parse.
+    __crd_required__ = ("score_coordinate",)
+
     score_coordinate: Annotated[
-        ScoreCoordinate, Field(description="The prioritizer and where its score comes from.")
-    ]
+        ScoreCoordinate | None, Field(description="The prioritizer and where its score comes from.")
+    ] = None
     weight: Annotated[
         Int32,
         Field(
@@ -403,7 +409,7 @@ class PlacementStatus(OCMModel):
     ] = Field(default_factory=list)
     conditions: ConditionList = Field(default_factory=list)
     last_score_update_time: Annotated[
-        datetime | None,
+        Time | None,
         Field(description="When the scores in the decisions were last written."),
     ] = None
 

@@ -669,9 +669,8 @@ MinSuccessTime = Annotated[
 # OCM's pattern for rollout thresholds (maxFailures, maxConcurrency).
 THRESHOLD_PATTERN = "^((100|[0-9]{1,2})%|[0-9]+)$"
 _THRESHOLD_RE = re.compile(THRESHOLD_PATTERN)
-# OCM's pattern for clustersPerDecisionGroup.
+# OCM's pattern for clustersPerDecisionGroup (emitted in the CRD; the model does not enforce it).
 GROUP_SIZE_PATTERN = "^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$"
-_GROUP_SIZE_RE = re.compile(GROUP_SIZE_PATTERN)
 
 @dataclass(frozen=True)
 class IntOrPercentValue:
@@ -719,14 +718,6 @@ def _check_threshold(value: int | str) -> int | str:
     return value
 
 
-def _check_group_size(value: int | str) -> int | str:
-    if isinstance(value, str) and not _GROUP_SIZE_RE.search(value):
-        raise ValueError(
-            f"{value!r} must be a positive whole number or a percentage from 1% to 100% (e.g. 150 or 25%)"
-        )
-    return value
-
-
 IntOrString = Annotated[int | str, BeforeValidator(_int_or_string), CRD(int_or_string=True)]
 Threshold = Annotated[
     int | str,
@@ -738,10 +729,14 @@ Threshold = Annotated[
 GroupSize = Annotated[
     int | str,
     BeforeValidator(_int_or_string),
-    AfterValidator(_check_group_size),
     CRD(int_or_string=True, pattern=GROUP_SIZE_PATTERN),
 ]
-"""clustersPerDecisionGroup: an integer or a percentage string (OCM's pattern)."""
+"""clustersPerDecisionGroup: an integer or a percentage string.
+
+The CRD carries OCM's pattern, so the API server rejects new values outside it; the model
+accepts any integer or string, because a Placement stored before that rule existed can hold one
+("25", "150%", "1e400%", "abc"), and SCHEDULING.md §6 says what the scheduler makes of it
+(``controllers.placement.groups.group_length``: a group length, or Misconfigured)."""
 
 
 def _check_quantity(value: int | str) -> int | str:

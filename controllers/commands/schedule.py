@@ -11,6 +11,12 @@ PlacementDecisions it would own (name, namespace, labels, ``status.decisions``).
 adds, after each Placement's decisions, a ``PlacementExplanation`` item with the cluster-set
 resolution, every filter's output and every prioritizer's scores.
 
+Objects are read as an API server may have stored them: a Placement created before a CRD rule
+existed is scheduled as the controller would schedule it, not rejected. A ``configurations``
+entry without ``scoreCoordinate``, or a ``clustersPerDecisionGroup`` outside the CRD's pattern
+(``"25"``, ``"150%"``, ``"1e400%"``), is handled as SCHEDULING.md §4 and §6 say: a group length,
+or a ``PlacementMisconfigured`` condition with the scheduler's message.
+
 Exit status: 0 on success (a misconfigured Placement is not an error: it shows in its
 conditions); 1 when an input cannot be read or parsed (the message names the file and the
 document); 2 on bad arguments.
@@ -248,7 +254,7 @@ def render(inputs: Inputs, now: datetime, *, explain: bool) -> tuple[dict[str, A
         wire = placement.to_wire()
         if result.acts and result.new_status is not None:
             wire["status"] = result.new_status.to_wire()
-            pages = desired_decisions(placement, result.pages, owner=False)
+            pages = desired_decisions(placement, result.pages, result.decision_scores, owner=False)
         else:
             if result.aborted is not None:
                 warnings.append(f"Placement {placement.key}: not scheduled: {result.aborted}")

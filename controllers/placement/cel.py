@@ -12,6 +12,13 @@ static checker. This module adds what OCM's environment declares:
   ``<string>.parseJSON()`` (every JSON number becomes a double);
 - the Kubernetes CEL libraries (``cel_library``): strings, lists, regex, URLs, IP/CIDR,
   quantity and semver;
+- cel-go's optional types, syntax included, which celpy's grammar lacks: expressions are parsed
+  with celpy's grammar extended by ``x.?f``, ``x[?k]``, ``[?e]`` list elements and ``{?k: v}`` map
+  entries; ``optional.of / ofNonZeroValue / none / unwrap``, ``hasValue``, ``value``, ``or`` and
+  ``orValue`` (both short-circuiting), the ``optMap`` / ``optFlatMap`` macros, ``first``,
+  ``last`` and ``unwrapOpt``. As in cel-go, selecting or indexing into an optional is optional
+  too, so ``x.?a.b`` is ``x.?a.?b``, and ``.?`` on a value that is neither a map nor a list
+  is ``optional.none()``;
 - CEL's cross-type numeric comparisons and heterogeneous equality, which celpy lacks.
 
 Evaluation follows the spec: a cluster matches only when every expression returns the boolean
@@ -22,19 +29,25 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import celpy
 import lark
 from celpy import celtypes
+from celpy.celparser import CELParser
 from celpy.evaluation import CELEvalError, Evaluator, base_functions
+from lark.exceptions import LexError, ParseError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 from controllers.placement import cel_library
+from controllers.placement.cel_library import OPTIONAL_NONE, OptionalValue
 
 ScoreLookup = Callable[[str, str], Sequence[tuple[str, int]] | None]
 """(cluster name, AddOnPlacementScore name) -> the score items, or None if no such object."""
@@ -43,9 +56,18 @@ VARIABLE = "managedCluster"
 
 # Identifiers that name types (usable as values, e.g. ``type(x) == string``).
 _TYPE_IDENTS = frozenset(
-    {"int", "uint", "double", "string", "bool", "bytes", "list", "map", "null_type", "type", "dyn"}
+    {"int", "uint", "double", "string", "bool", "bytes", "list", "map", "null_type", "type", "dyn", "optional_type"}
 )
-_MACROS = {"all": (2,), "exists": (2,), "exists_one": (2,), "filter": (2,), "map": (2, 3)}
+_MACROS = {
+    "all": (2,), "exists": (2,), "exists_one": (2,), "filter": (2,), "map": (2, 3),
+    # optional types
+    "optMap": (2,), "optFlatMap": (2,),
+}  # fmt: skip
+# The macros celpy evaluates itself (they iterate their receiver).
+_CELPY_MACROS = frozenset({"all", "exists", "exists_one", "filter", "map", "reduce", "min"})
+# Functions of cel-go's optional types, with the number of arguments their one overload takes.
+_OPTIONAL_GLOBALS = {"optional.of": 1, "optional.ofNonZeroValue": 1, "optional.none": 0, "optional.unwrap": 1}
+_OPTIONAL_MEMBERS = {"hasValue": 0, "value": 0, "or": 1, "orValue": 1, "first": 0, "last": 0, "unwrapOpt": 0}
 _GLOBAL_FUNCTIONS = frozenset(
     {
         "size", "int", "uint", "double", "string", "bytes", "bool", "type", "dyn", "duration",
@@ -53,6 +75,8 @@ _GLOBAL_FUNCTIONS = frozenset(
         # Kubernetes libraries
         "semver", "isSemver", "quantity", "isQuantity", "url", "isURL", "ip", "isIP", "cidr",
         "isCIDR",
+        # optional types (``optional.of(x)`` is parsed as a call of ``optional.of``)
+        *_OPTIONAL_GLOBALS,
     }
 )  # fmt: skip
 _MEMBER_FUNCTIONS = frozenset(
@@ -78,6 +102,8 @@ _MEMBER_FUNCTIONS = frozenset(
         "isLessThan", "compareTo", "major", "minor", "patch",
         # OCM
         "scores", "parseJSON",
+        # optional types
+        *_OPTIONAL_MEMBERS,
     }
 )  # fmt: skip
 
@@ -98,8 +124,104 @@ _ENVIRONMENT: celpy.Environment | None = None
 def _environment() -> celpy.Environment:
     global _ENVIRONMENT
     if _ENVIRONMENT is None:
-        _ENVIRONMENT = celpy.Environment()
+        # ``optional_type`` names the type of optional values (``type(x) == optional_type``).
+        annotations: dict[str, Any] = {"optional_type": OptionalValue}
+        _ENVIRONMENT = celpy.Environment(annotations=annotations)
     return _ENVIRONMENT
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing: celpy's grammar with cel-go's optional syntax
+# --------------------------------------------------------------------------------------------
+
+# Rules added to celpy's grammar (its installed cel.lark): the optional member forms, and list
+# and map literals whose elements / entries may be optional (and, as in cel-go, may end with a
+# comma). ``list_lit`` and ``mapinits`` are replaced by the versions below (the
+# ``_OptionalEvaluator`` evaluates them).
+_OPTIONAL_RULES = """
+member_dot_opt   : member "." "?" IDENT
+member_index_opt : member "[" "?" expr "]"
+listinits        : listinit ("," listinit)* [","]
+?listinit        : expr | opt_element
+opt_element      : "?" expr
+?mapinit         : map_entry | opt_map_entry
+map_entry        : expr ":" expr
+opt_map_entry    : "?" expr ":" expr
+"""
+_GRAMMAR_EDITS = (
+    (re.compile(r"^(member\s*:)", re.M), r"\1 member_dot_opt | member_index_opt |"),
+    (re.compile(r"^list_lit\s*:.*$", re.M), 'list_lit       : "[" [listinits] "]"'),
+    (re.compile(r"^mapinits\s*:.*$", re.M), 'mapinits       : mapinit ("," mapinit)* [","]'),
+)
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    """A LALR parser for CEL with optional syntax, built once from celpy's grammar."""
+    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text(encoding="utf-8")
+    for pattern, replacement in _GRAMMAR_EDITS:
+        grammar, count = pattern.subn(replacement, grammar)
+        if count != 1:
+            raise RuntimeError(f"celpy's grammar has changed: cannot add CEL's optional syntax at {pattern.pattern!r}")
+    return lark.Lark(
+        grammar + _OPTIONAL_RULES,
+        parser="lalr",
+        start="expr",
+        g_regex_flags=re.M,
+        lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+        propagate_positions=True,
+        maybe_placeholders=False,
+        priority="invert",
+    )
+
+
+def _syntax_error(exc: Exception) -> str:
+    if isinstance(exc, UnexpectedEOF):
+        return "mismatched input '<EOF>'"
+    if isinstance(exc, UnexpectedToken):
+        if exc.token.type == "$END":
+            return "mismatched input '<EOF>'"
+        return f"mismatched input '{exc.token.value}'"
+    if isinstance(exc, UnexpectedCharacters):
+        return f"token recognition error at: '{exc.char}'"
+    return str(exc.args[0]).splitlines()[0] if exc.args else "invalid expression"
+
+
+def _parse(source: str) -> lark.Tree:
+    """Parse one expression; raise celpy.CELParseError with cel-go's wording where it can."""
+    try:
+        tree = _parser().parse(source)
+    except (UnexpectedToken, UnexpectedCharacters, UnexpectedEOF) as exc:
+        line = exc.line if isinstance(exc.line, int) and exc.line > 0 else None
+        column = exc.column if isinstance(exc.column, int) and exc.column > 0 else None
+        if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+            lines = source.splitlines() or [""]
+            line, column = len(lines), len(lines[-1]) + 1
+        raise celpy.CELParseError(_syntax_error(exc), line=line, column=column) from None
+    except (LexError, ParseError) as exc:
+        raise celpy.CELParseError(_syntax_error(exc)) from None
+    return _namespaced_optional_calls(tree)
+
+
+def _namespaced_optional_calls(tree: lark.Tree) -> lark.Tree:
+    """Turn ``optional.of(x)`` (a method ``of`` on an identifier ``optional``) into a call of
+    the function ``optional.of``, as cel-go resolves qualified function names."""
+    for node in list(tree.iter_subtrees()):
+        for index, child in enumerate(node.children):
+            if not isinstance(child, lark.Tree) or child.data != "member_dot_arg":
+                continue
+            target = _single_child_chain(child.children[0])
+            method = child.children[1]
+            if target is None or target.data != "ident" or not isinstance(method, lark.Token):
+                continue
+            namespace = target.children[0]
+            name = f"{namespace}.{method.value}"
+            if not isinstance(namespace, lark.Token) or namespace.value != "optional" or name not in _OPTIONAL_GLOBALS:
+                continue
+            token = lark.Token.new_borrow_pos("IDENT", name, namespace)
+            call = lark.Tree("ident_arg", [token, *child.children[2:]], meta=child.meta)
+            node.children[index] = lark.Tree("primary", [call], meta=child.meta)
+    return tree
 
 
 def _located(source: str, line: int | None, column: int | None, message: str) -> str:
@@ -116,14 +238,16 @@ def _located(source: str, line: int | None, column: int | None, message: str) ->
 def compile_expression(source: str) -> CompiledExpression:
     """Parse and check one expression; raise CelCompileError with cel-go's wording."""
     try:
-        ast = _environment().compile(source)
+        ast = _parse(source)
     except celpy.CELParseError as exc:
         first = str(exc.args[0]).splitlines()[0] if exc.args else "invalid expression"
         raise CelCompileError(_located(source, exc.line, exc.column, f"Syntax error: {first}")) from None
     except RecursionError:
         raise CelCompileError(_located(source, 1, 1, "expression nesting too deep")) from None
     try:
-        _Checker(source).check(ast, frozenset())
+        checker = _Checker(source)
+        checker.check(ast, frozenset())
+        _OptionalTypes(checker).type_of(ast)
     except RecursionError:
         raise CelCompileError(_located(source, 1, 1, "expression nesting too deep")) from None
     return CompiledExpression(source, ast)
@@ -165,6 +289,9 @@ class _Checker:
                 return
             if token.value not in _GLOBAL_FUNCTIONS:
                 self.undeclared(token)
+            count = len(args.children) if isinstance(args, lark.Tree) else 0
+            if token.value in _OPTIONAL_GLOBALS and count != _OPTIONAL_GLOBALS[token.value]:
+                self.fail(token, None, _no_overload(token.value, count))
             self.check(args, scope)
             return
         if kind == "member_dot_arg":
@@ -194,6 +321,8 @@ class _Checker:
                 self.fail(token, None, f"no matching overload for '{name}' with {len(items)} arguments")
             var = _single_child_chain(items[0])
             if var is None or var.data != "ident":
+                if name in ("optMap", "optFlatMap"):
+                    self.fail(token, None, f"{name}() variable name must be a simple identifier")
                 self.fail(token, None, f"argument must be a simple name in macro '{name}'")
                 return
             inner = scope | {_token(var.children[0]).value}
@@ -202,8 +331,173 @@ class _Checker:
             return
         if name not in _MEMBER_FUNCTIONS:
             self.undeclared(token)
+        if name in _OPTIONAL_MEMBERS and len(items) != _OPTIONAL_MEMBERS[name]:
+            self.fail(token, None, _no_overload(name, len(items)))
         for item in items:
             self.check(item, scope)
+
+
+def _no_overload(name: str, count: int) -> str:
+    return f"found no matching overload for '{name}' applied to {count} argument{'' if count == 1 else 's'}"
+
+
+# The static types the optional-types check tells apart: an optional, a type it knows nothing
+# about (``dyn``: managedCluster's fields, most function results), or a concrete type it knows
+# (``string``, ``int``, ``bool``, ``list``, ...).
+_OPTIONAL_T = "optional_type"
+_DYN_T = "dyn"
+_LITERAL_TYPES = {
+    "INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
+    "MLSTRING_LIT": "string", "BYTES_LIT": "bytes", "BOOL_LIT": "bool", "NULL_LIT": _DYN_T,
+}  # fmt: skip
+_OPERATORS = {
+    "relation_eq": "_==_", "relation_ne": "_!=_", "relation_lt": "_<_", "relation_le": "_<=_",
+    "relation_gt": "_>_", "relation_ge": "_>=_", "relation_in": "@in", "addition_add": "_+_",
+    "addition_sub": "_-_", "multiplication_mul": "_*_", "multiplication_div": "_/_",
+    "multiplication_mod": "_%_", "unary_not": "!_", "unary_neg": "-_",
+    "conditionalor": "_||_", "conditionaland": "_&&_",
+}  # fmt: skip
+# Functions and methods that accept an optional where the check sees one.
+_OPTIONAL_ARGUMENT_FUNCTIONS = frozenset({"type", "dyn", "optional.of", "optional.ofNonZeroValue"})
+_OPTIONAL_RECEIVER_METHODS = frozenset({"hasValue", "value", "or", "orValue", "optMap", "optFlatMap", "scores"})
+
+
+class _OptionalTypes:
+    """The part of cel-go's type check that optional types make decidable without types.
+
+    An optional (``x.?f``, ``x[?k]``, ``optional.of(...)``, ``.or(...)``, ...) can only be
+    compared with another optional or a ``dyn`` value, and only the optional methods (and
+    ``type``, ``dyn``, ``optional.of``) take one; an optional list element or map entry, and the
+    argument of ``or``, must be an optional. cel-go rejects the rest at compile time ("found no
+    matching overload"), so they are compile errors here too rather than a silent no match.
+    Anything whose type depends on managedCluster's data is ``dyn`` and passes, as in cel-go.
+    """
+
+    def __init__(self, checker: _Checker) -> None:
+        self.checker = checker
+
+    def fail(self, node: lark.Tree, function: str, types: Sequence[str], receiver: str | None = None) -> None:
+        applied = f"{receiver}.({', '.join(types)})" if receiver is not None else f"({', '.join(types)})"
+        self.checker.fail(None, node, f"found no matching overload for '{function}' applied to '{applied}'")
+
+    def mismatch(self, node: lark.Tree, found: str) -> None:
+        """An optional list element or map entry whose value is not an optional."""
+        self.checker.fail(None, node, f"expected type '{_OPTIONAL_T}({found})' but found '{found}'")
+
+    def type_of(self, node: Any) -> str:
+        if not isinstance(node, lark.Tree):
+            return _DYN_T
+        kind = node.data
+        children = node.children
+        if kind in ("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary"):
+            if len(children) == 1:
+                return self.type_of(children[0])
+            return self._operator(node)
+        if kind in ("member", "primary", "paren_expr"):
+            return self.type_of(children[0])
+        if kind == "literal":
+            token = children[0]
+            return _LITERAL_TYPES.get(token.type, _DYN_T) if isinstance(token, lark.Token) else _DYN_T
+        if kind in ("member_dot_opt", "member_index_opt"):
+            for child in children:
+                self.type_of(child)
+            return _OPTIONAL_T
+        if kind in ("member_dot", "member_index"):
+            operand = self.type_of(children[0])
+            for child in children[1:]:
+                self.type_of(child)
+            return _OPTIONAL_T if operand == _OPTIONAL_T else _DYN_T
+        if kind == "member_dot_arg":
+            return self._method(node)
+        if kind in ("ident_arg", "dot_ident_arg"):
+            return self._function(node)
+        if kind == "list_lit":
+            for element in children[0].children if children else []:
+                if isinstance(element, lark.Tree) and element.data == "opt_element":
+                    element_type = self.type_of(element.children[0])
+                    if element_type not in (_OPTIONAL_T, _DYN_T):
+                        self.mismatch(element, element_type)
+                else:
+                    self.type_of(element)
+            return "list"
+        if kind == "map_lit":
+            for entry in children[0].children if children else []:
+                self.type_of(entry.children[0])
+                value = self.type_of(entry.children[1])
+                if entry.data == "opt_map_entry" and value not in (_OPTIONAL_T, _DYN_T):
+                    self.mismatch(entry, value)
+            return "map"
+        for child in children:
+            self.type_of(child)
+        return _DYN_T
+
+    def _operator(self, node: lark.Tree) -> str:
+        kind = node.data
+        children = node.children
+        if kind == "expr":  # condition ? a : b
+            condition, left, right = (self.type_of(c) for c in children)
+            if condition == _OPTIONAL_T:
+                self.fail(node, "_?_:_", [condition, left, right])
+            return left if left == right else _DYN_T
+        if kind in ("conditionalor", "conditionaland"):
+            types = [self.type_of(children[0]), self.type_of(children[1])]
+            if _OPTIONAL_T in types:
+                self.fail(node, _OPERATORS[kind], types)
+            return "bool"
+        if kind == "unary":
+            operator_node, operand = children
+            operand_type = self.type_of(operand)
+            if operand_type == _OPTIONAL_T:
+                self.fail(node, _OPERATORS.get(operator_node.data, operator_node.data), [operand_type])
+            return "bool" if operator_node.data == "unary_not" else _DYN_T
+        operator_node, right_node = children  # relation, addition, multiplication
+        name = operator_node.data
+        types = [self.type_of(operator_node.children[0]), self.type_of(right_node)]
+        if name in ("relation_eq", "relation_ne"):
+            if _OPTIONAL_T in types and not all(t in (_OPTIONAL_T, _DYN_T) for t in types):
+                self.fail(node, _OPERATORS[name], types)
+        elif name != "relation_in" and _OPTIONAL_T in types:
+            self.fail(node, _OPERATORS.get(name, name), types)
+        return "bool" if kind == "relation" else _DYN_T
+
+    def _function(self, node: lark.Tree) -> str:
+        name = str(node.children[0])
+        if name == "has":
+            return "bool"
+        args = node.children[1].children if len(node.children) > 1 and isinstance(node.children[1], lark.Tree) else []
+        types = [self.type_of(arg) for arg in args]
+        if name in ("optional.of", "optional.ofNonZeroValue", "optional.none"):
+            return _OPTIONAL_T
+        if _OPTIONAL_T in types and name not in _OPTIONAL_ARGUMENT_FUNCTIONS:
+            self.fail(node, name, types)
+        return "list" if name == "optional.unwrap" else _DYN_T
+
+    def _method(self, node: lark.Tree) -> str:
+        receiver = self.type_of(node.children[0])
+        name = str(node.children[1])
+        args = node.children[2].children if len(node.children) > 2 and isinstance(node.children[2], lark.Tree) else []
+        if name in _MACROS and name not in ("optMap", "optFlatMap"):
+            if receiver == _OPTIONAL_T:
+                self.checker.fail(
+                    None,
+                    node,
+                    f"expression of type '{_OPTIONAL_T}' cannot be range of a comprehension (must be list, map, or dynamic)",
+                )
+            for arg in args[1:]:
+                self.type_of(arg)
+            return "list" if name in ("map", "filter") else "bool"
+        types = [self.type_of(arg) for arg in args[1:]] if name in ("optMap", "optFlatMap") else [self.type_of(arg) for arg in args]
+        if name in ("hasValue", "value", "or", "orValue", "optMap", "optFlatMap") and receiver not in (_OPTIONAL_T, _DYN_T):
+            self.fail(node, name, types, receiver)
+        if name == "or" and types and types[0] not in (_OPTIONAL_T, _DYN_T):
+            self.fail(node, name, types, receiver)
+        if receiver == _OPTIONAL_T and name not in _OPTIONAL_RECEIVER_METHODS:
+            self.fail(node, name, types, receiver)
+        if name in ("or", "optMap", "optFlatMap", "first", "last"):
+            return _OPTIONAL_T
+        if name == "hasValue":
+            return "bool"
+        return "list" if name == "unwrapOpt" else _DYN_T
 
 
 def _token(node: Any) -> lark.Token:
@@ -276,6 +570,8 @@ def _equality(negate: bool) -> Callable[[Any, Any], Any]:
             return left
         if isinstance(right, CELEvalError):
             return right
+        if isinstance(left, OptionalValue) or isinstance(right, OptionalValue):
+            return celtypes.BoolType(_optional_equal(left, right) != negate)
         if _is_number(left) and _is_number(right):
             same = _plain_number(left) == _plain_number(right)
             return celtypes.BoolType(same != negate)
@@ -286,6 +582,16 @@ def _equality(negate: bool) -> Callable[[Any, Any], Any]:
             return celtypes.BoolType(negate)
 
     return equal
+
+
+def _optional_equal(left: Any, right: Any) -> bool:
+    """cel-go's Optional.Equal: both empty, or both holding equal values."""
+    if not isinstance(left, OptionalValue) or not isinstance(right, OptionalValue):
+        return False
+    if not left.has_value or not right.has_value:
+        return left.has_value == right.has_value
+    same = _equality(False)(left.value, right.value)
+    return isinstance(same, celtypes.BoolType) and bool(same)
 
 
 def _safe(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -390,12 +696,227 @@ class _Budget:
             raise CostLimitExceeded("operation cancelled: actual cost limit exceeded")
 
 
-class _BudgetedEvaluator(Evaluator):
-    """celpy's interpreter, counting every visited node against a budget."""
+# --------------------------------------------------------------------------------------------
+# Optional types: evaluation
+# --------------------------------------------------------------------------------------------
+
+_MISSING = object()
+# A tree standing for a value that is already computed, so that a celpy method can be handed a
+# node whose operand it must not evaluate a second time.
+_EVALUATED = "evaluated_value"
+
+
+def _evaluated(value: Any) -> lark.Tree:
+    return lark.Tree(_EVALUATED, [value])
+
+
+def _no_such_overload(what: str, tree: lark.Tree | None = None) -> CELEvalError:
+    return CELEvalError(f"no such overload: {what}", TypeError, None, tree=tree)
+
+
+def _map_lookup(mapping: Mapping[Any, Any], key: Any) -> Any:
+    """The value of ``key`` in a CEL map (numbers of any type compare by value, a bool only
+    matches a bool), or ``_MISSING``."""
+    if isinstance(key, str):
+        return mapping.get(key, _MISSING)
+    if isinstance(key, int | float) and not isinstance(key, celtypes.BoolType):
+        for candidate, value in mapping.items():
+            if _is_number(candidate) and _plain_number(candidate) == _plain_number(key):
+                return value
+    elif isinstance(key, celtypes.BoolType):
+        for candidate, value in mapping.items():
+            if isinstance(candidate, celtypes.BoolType) and bool(candidate) == bool(key):
+                return value
+    return _MISSING
+
+
+def _list_position(index: Any) -> int | CELEvalError:
+    """cel-go's IndexOrError: an int, a uint or a whole double; anything else is an error."""
+    if isinstance(index, celtypes.IntType | celtypes.UintType) and not isinstance(index, celtypes.BoolType):
+        return int(index)
+    if isinstance(index, celtypes.DoubleType):
+        number = float(index)
+        if number.is_integer() and -(2**63) <= number < 2**63:
+            return int(number)
+        return CELEvalError(f"unsupported index value {index} in list")
+    return CELEvalError(f"unsupported index type '{type(index).__name__}' in list")
+
+
+def _optional_select(operand: Any, field: str) -> Any:
+    """``operand.?field``: optional.of(the value) when present, else optional.none()."""
+    if isinstance(operand, CELEvalError):
+        return operand
+    if isinstance(operand, OptionalValue):
+        if not operand.has_value:
+            return OPTIONAL_NONE
+        operand = operand.value
+    if isinstance(operand, Mapping):
+        found = operand.get(celtypes.StringType(field), _MISSING)
+        return OPTIONAL_NONE if found is _MISSING else OptionalValue.of(found)
+    if isinstance(operand, list):
+        return CELEvalError("unsupported index type 'string' in list")
+    # A presence test on a value without fields: cel-go answers "not present".
+    return OPTIONAL_NONE
+
+
+def _optional_index(operand: Any, index: Any) -> Any:
+    """``operand[?index]``: optional.of(the element or value) when present, else optional.none()."""
+    if isinstance(operand, CELEvalError):
+        return operand
+    if isinstance(index, CELEvalError):
+        return index
+    if isinstance(operand, OptionalValue):
+        if not operand.has_value:
+            return OPTIONAL_NONE
+        operand = operand.value
+    if isinstance(operand, Mapping):
+        found = _map_lookup(operand, index)
+        return OPTIONAL_NONE if found is _MISSING else OptionalValue.of(found)
+    if isinstance(operand, list):
+        position = _list_position(index)
+        if isinstance(position, CELEvalError):
+            return position
+        return OptionalValue.of(operand[position]) if 0 <= position < len(operand) else OPTIONAL_NONE
+    return OPTIONAL_NONE
+
+
+class _OptionalEvaluator(Evaluator):
+    """celpy's interpreter plus cel-go's optional types.
+
+    The new syntax has its own nodes (``member_dot_opt``, ``member_index_opt``, optional list
+    elements and map entries). A plain ``.f`` or ``[k]`` on an optional value is optional too,
+    ``or`` / ``orValue`` evaluate their argument only when the receiver is empty, and
+    ``optMap`` / ``optFlatMap`` are macros over the held value.
+    """
+
+    def evaluated_value(self, tree: lark.Tree) -> Any:
+        return tree.children[0]
+
+    def member_dot(self, tree: lark.Tree) -> Any:
+        operand_tree, name = tree.children
+        operand = self.visit(operand_tree)
+        if isinstance(operand, OptionalValue):
+            return _optional_select(operand, str(name))
+        return super().member_dot(lark.Tree(tree.data, [_evaluated(operand), name], meta=tree.meta))
+
+    def member_dot_opt(self, tree: lark.Tree) -> Any:
+        operand_tree, name = tree.children
+        return _optional_select(self.visit(operand_tree), str(name))
+
+    def member_index(self, tree: lark.Tree) -> Any:
+        operand_tree, index_tree = tree.children
+        operand = self.visit(operand_tree)
+        if isinstance(operand, OptionalValue):
+            return _optional_index(operand, self.visit(index_tree))
+        return super().member_index(lark.Tree(tree.data, [_evaluated(operand), index_tree], meta=tree.meta))
+
+    def member_index_opt(self, tree: lark.Tree) -> Any:
+        operand_tree, index_tree = tree.children
+        operand = self.visit(operand_tree)
+        if isinstance(operand, CELEvalError):
+            return operand
+        return _optional_index(operand, self.visit(index_tree))
+
+    def member_dot_arg(self, tree: lark.Tree) -> Any:
+        operand_tree, name_token = tree.children[0], tree.children[1]
+        name = str(name_token)
+        args = list(tree.children[2].children) if len(tree.children) > 2 and isinstance(tree.children[2], lark.Tree) else []
+        if name in ("or", "orValue") and len(args) == 1:
+            return self._optional_or(tree, operand_tree, args[0], take_value=name == "orValue")
+        if name in ("optMap", "optFlatMap") and len(args) == 2:
+            return self._optional_map(tree, operand_tree, args, flat=name == "optFlatMap")
+        operand = self.visit(operand_tree)
+        if isinstance(operand, OptionalValue) and name in _CELPY_MACROS:
+            return _no_such_overload(f"{name}() on optional_type", tree)
+        return super().member_dot_arg(lark.Tree(tree.data, [_evaluated(operand), *tree.children[1:]], meta=tree.meta))
+
+    def _optional_or(self, tree: lark.Tree, operand_tree: Any, alternative: Any, *, take_value: bool) -> Any:
+        operand = self.visit(operand_tree)
+        if isinstance(operand, CELEvalError):
+            return operand
+        if not isinstance(operand, OptionalValue):
+            return _no_such_overload("orValue()" if take_value else "or()", tree)
+        if operand.has_value:
+            return operand.value if take_value else operand
+        return self.visit(alternative)
+
+    def _optional_map(self, tree: lark.Tree, operand_tree: Any, args: list[Any], *, flat: bool) -> Any:
+        operand = self.visit(operand_tree)
+        if isinstance(operand, CELEvalError):
+            return operand
+        if not isinstance(operand, OptionalValue):
+            return _no_such_overload("optFlatMap()" if flat else "optMap()", tree)
+        if not operand.has_value:
+            return OPTIONAL_NONE
+        variable = _single_child_chain(args[0])
+        if variable is None or variable.data != "ident":  # the checker rejects this
+            return _no_such_overload("optMap() variable", tree)
+        nested = self.sub_evaluator(args[1])
+        try:
+            result = nested.evaluate({str(variable.children[0]): operand.value})
+        except CELEvalError as exc:
+            return exc
+        return result if flat else OptionalValue.of(result)
+
+    def macro_has_eval(self, exprlist: lark.Tree) -> celtypes.BoolType:
+        target = _single_child_chain(exprlist.children[0]) if len(exprlist.children) == 1 else None
+        if target is None or target.data != "member_dot":
+            return super().macro_has_eval(exprlist)
+        operand_tree, name = target.children
+        operand = self.visit(operand_tree)
+        if isinstance(operand, OptionalValue):
+            found = _optional_select(operand, str(name))
+            return celtypes.BoolType(isinstance(found, OptionalValue) and found.has_value)
+        select = lark.Tree("member_dot", [_evaluated(operand), name], meta=target.meta)
+        return super().macro_has_eval(lark.Tree("exprlist", [select], meta=exprlist.meta))
+
+    def listinits(self, tree: lark.Tree) -> Any:
+        items: list[Any] = []
+        for child in tree.children:
+            optional = isinstance(child, lark.Tree) and child.data == "opt_element"
+            value = self.visit(child.children[0] if optional else child)
+            if isinstance(value, CELEvalError):
+                return value
+            if optional:
+                if not isinstance(value, OptionalValue):
+                    return _no_such_overload("an optional list element needs an optional value", tree)
+                if not value.has_value:
+                    continue
+                value = value.value
+            items.append(value)
+        return celtypes.ListType(items)
+
+    def mapinits(self, tree: lark.Tree) -> Any:
+        result = celtypes.MapType()
+        for entry in tree.children:
+            key = self.visit(entry.children[0])
+            if isinstance(key, CELEvalError):
+                return key
+            value = self.visit(entry.children[1])
+            if isinstance(value, CELEvalError):
+                return value
+            if entry.data == "opt_map_entry":
+                if not isinstance(value, OptionalValue):
+                    return _no_such_overload("an optional map entry needs an optional value", tree)
+                if not value.has_value:
+                    continue
+                value = value.value
+            if not celtypes.MapType.valid_key_type(key):
+                return CELEvalError(f"unsupported key type: {type(key).__name__}", TypeError, None, tree=tree)
+            if _map_lookup(result, key) is not _MISSING:
+                return CELEvalError(f"Failed with repeated key: {key}", ValueError, None, tree=tree)
+            result[key] = value
+        return result
+
+
+class _BudgetedEvaluator(_OptionalEvaluator):
+    """The interpreter, counting every visited node against a budget."""
 
     budget: _Budget
 
     def _visit_tree(self, tree: lark.Tree) -> Any:
+        if tree.data == _EVALUATED:
+            return tree.children[0]
         self.budget.spend()
         return super()._visit_tree(tree)
 

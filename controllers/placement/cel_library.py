@@ -1,8 +1,11 @@
 """The Kubernetes CEL libraries OCM's placement environment declares, for ``celpy``.
 
 Strings (cel-go's strings extension), lists, regex, URLs, IP and CIDR, quantity and semver, as
-Kubernetes defines them. Each function takes and returns celpy values; a wrong argument type
-raises TypeError (celpy reports "no such overload"), a bad value returns a CEL error value.
+Kubernetes defines them, and the functions of cel-go's optional types (``OptionalValue``,
+``optional.of`` & co.; the syntax ``x.?f`` / ``x[?k]`` and the short-circuiting ``or`` /
+``orValue`` / ``optMap`` / ``optFlatMap`` live in ``cel``). Each function takes and returns celpy
+values; a wrong argument type raises TypeError (celpy reports "no such overload"), a bad value
+returns a CEL error value.
 
 Pure: no I/O.
 """
@@ -659,6 +662,132 @@ def _masked(cidr: Any) -> Any:
     return CIDRValue(value.network.network_address, value.prefix)
 
 
+# --------------------------------------------------------------------------------------------
+# Optional types (cel-go cel.OptionalTypes, every version)
+# --------------------------------------------------------------------------------------------
+
+
+class OptionalValue:
+    """A CEL ``optional_type`` value: ``optional.of(v)`` (present) or ``optional.none()``.
+
+    Equal to another optional when both are empty, or both hold equal values; never equal to a
+    value of another type. Not a valid map key.
+    """
+
+    __slots__ = ("_present", "_value")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, present: bool, value: Any = None) -> None:
+        self._present = present
+        self._value = value if present else None
+
+    @classmethod
+    def of(cls, value: Any) -> OptionalValue:
+        return cls(True, value)
+
+    @property
+    def has_value(self) -> bool:
+        return self._present
+
+    @property
+    def value(self) -> Any:
+        """The held value; only meaningful when ``has_value``."""
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionalValue):
+            return False
+        if not self._present or not other._present:
+            return self._present == other._present
+        try:
+            return bool(self._value == other._value)
+        except TypeError:
+            return False
+
+    def __repr__(self) -> str:
+        return f"optional.of({self._value!r})" if self._present else "optional.none()"
+
+
+OPTIONAL_NONE = OptionalValue(False)
+
+
+def _optional(value: Any) -> OptionalValue:
+    if not isinstance(value, OptionalValue):
+        raise TypeError("expected an optional value")
+    return value
+
+
+def _is_zero_value(value: Any) -> bool:
+    """cel-go's ``IsZeroValue``: false, 0, 0u, 0.0, "", b"", [], {}, null, 0s, the Unix epoch."""
+    if value is None or isinstance(value, celtypes.NullType):
+        return True
+    if isinstance(value, celtypes.TimestampType):
+        return value.timestamp() == 0
+    if isinstance(value, celtypes.DurationType):
+        return value.total_seconds() == 0
+    if isinstance(value, bool | int | float | str | bytes | list | dict):
+        return not value
+    return False
+
+
+def _optional_of(value: Any) -> Any:
+    return OptionalValue.of(value)
+
+
+def _optional_of_non_zero_value(value: Any) -> Any:
+    return OPTIONAL_NONE if _is_zero_value(value) else OptionalValue.of(value)
+
+
+def _optional_none() -> Any:
+    return OPTIONAL_NONE
+
+
+def _has_value(optional: Any) -> Any:
+    return celtypes.BoolType(_optional(optional).has_value)
+
+
+def _value(optional: Any) -> Any:
+    held = _optional(optional)
+    if not held.has_value:
+        return CELEvalError("optional.none() dereference")
+    return held.value
+
+
+def _first(items: Any) -> Any:
+    values = _list(items)
+    return OptionalValue.of(values[0]) if values else OPTIONAL_NONE
+
+
+def _last(items: Any) -> Any:
+    values = _list(items)
+    return OptionalValue.of(values[-1]) if values else OPTIONAL_NONE
+
+
+def _unwrap(items: Any) -> Any:
+    out = []
+    for item in _list(items):
+        if not isinstance(item, OptionalValue):
+            return CELEvalError(f"value {item} is not optional")
+        if item.has_value:
+            out.append(item.value)
+    return celtypes.ListType(out)
+
+
+def optional_functions() -> dict[str, Callable[..., Any]]:
+    """The optional-types functions by CEL name (``or``/``orValue`` are evaluated by ``cel``)."""
+    return {
+        "optional.of": _optional_of,
+        "optional.ofNonZeroValue": _optional_of_non_zero_value,
+        "optional.none": _optional_none,
+        "optional.unwrap": _unwrap,
+        "hasValue": _has_value,
+        "value": _value,
+        "first": _first,
+        "last": _last,
+        "unwrapOpt": _unwrap,
+    }
+
+
 def functions() -> dict[str, Callable[..., Any]]:
     """Every library function by CEL name (shared names dispatch on their argument types)."""
     return {
@@ -717,4 +846,5 @@ def functions() -> dict[str, Callable[..., Any]]:
         "containsCIDR": _contains_cidr,
         "prefixLength": _prefix_length,
         "masked": _masked,
+        **optional_functions(),
     }

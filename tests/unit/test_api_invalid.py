@@ -225,13 +225,10 @@ CASES = [
     Case("placement-weight-minus-11", placement, f"{P}.weight", -11),
     Case("placement-weight-not-a-number", placement, f"{P}.weight", "2"),
     Case("placement-score-coordinate-type-unknown", placement, f"{P}.scoreCoordinate.type", "Plugin"),
-    Case("placement-configuration-without-score-coordinate", placement, f"{P}.scoreCoordinate", DELETE),
     Case("placement-add-on-score-without-score-name", placement, f"{P}.scoreCoordinate.addOn", {"resourceName": "r"}),
     Case("placement-toleration-effect-unknown", placement, "spec.tolerations[0].effect", "NoSchedule"),
     Case("placement-toleration-key-not-qualified", placement, "spec.tolerations[0].key", "bad key!"),
     Case("placement-toleration-value-too-long", placement, "spec.tolerations[0].value", "v" * 1025),
-    Case("placement-group-size-zero-percent", placement, f"{G}.clustersPerDecisionGroup", "0%"),
-    Case("placement-group-size-not-a-percentage", placement, f"{G}.clustersPerDecisionGroup", "150x"),
     Case("placement-group-name-bad-start", placement, f"{G}.decisionGroups[0].groupName", "-canary"),
     Case("placement-group-without-selector", placement, f"{G}.decisionGroups[0].groupClusterSelector", DELETE),
     Case("placement-number-of-clusters-string", placement, "spec.numberOfClusters", "3"),
@@ -286,6 +283,19 @@ CASES = [
     Case("adc-install-namespace-upper-case", adc, "spec.agentInstallNamespace", "UPPER"),
 ]
 
+# Objects the CRD rejects but the models accept: a Placement stored before the CRD gained the
+# rule can hold them, and SCHEDULING.md says what the scheduler makes of them (§4
+# "scoreCoordinate field is required", §6 group percentages), so the controller and
+# `ocm-rollout schedule` report them in PlacementMisconfigured instead of failing to parse.
+CRD_ONLY_CASES = [
+    Case("placement-configuration-without-score-coordinate", placement, f"{P}.scoreCoordinate", DELETE),
+    Case("placement-group-size-zero-percent", placement, f"{G}.clustersPerDecisionGroup", "0%"),
+    Case("placement-group-size-not-a-percentage", placement, f"{G}.clustersPerDecisionGroup", "150x"),
+    Case("placement-group-size-over-100-percent", placement, f"{G}.clustersPerDecisionGroup", "150%"),
+    Case("placement-group-size-out-of-float-range", placement, f"{G}.clustersPerDecisionGroup", "1e400%"),
+    Case("placement-group-size-fraction", placement, f"{G}.clustersPerDecisionGroup", "12.5%"),
+]
+
 
 def names_field(messages: str, path: str) -> bool:
     """The messages name the field: its full path, or its parent path and its own name."""
@@ -323,3 +333,11 @@ def test_crd_schema_rejects_and_names_the_field(case: Case) -> None:
     errors = crd_errors(case.build())
     assert errors, "the CRD schema accepted it"
     assert names_field("\n".join(errors), case.path), errors
+
+
+@pytest.mark.parametrize("case", CRD_ONLY_CASES, ids=lambda c: c.id)
+def test_crd_rejects_what_the_model_accepts_from_storage(case: Case) -> None:
+    errors = crd_errors(case.build())
+    assert errors, "the CRD schema accepted it"
+    assert names_field("\n".join(errors), case.path), errors
+    parse_object(case.build())
