@@ -2,10 +2,12 @@
 
 Strings (cel-go's strings extension), lists, regex, URLs, IP and CIDR, quantity and semver, as
 Kubernetes defines them, and the functions of cel-go's optional types (``OptionalValue``,
-``optional.of`` & co.; the syntax ``x.?f`` / ``x[?k]`` and the short-circuiting ``or`` /
-``orValue`` / ``optMap`` / ``optFlatMap`` live in ``cel``). Each function takes and returns celpy
-values; a wrong argument type raises TypeError (celpy reports "no such overload"), a bad value
-returns a CEL error value.
+``optional.of`` & co.; the syntax ``x.?f`` / ``x[?k]`` is parsed by ``cel_grammar``, and the
+short-circuiting ``or`` / ``orValue`` / ``optMap`` / ``optFlatMap`` are evaluated by ``cel_eval``).
+``global_functions`` and ``member_functions`` say how each is called, which is what the
+compile-time check (``cel_declarations``) declares. Each function takes and returns celpy values;
+a wrong argument type raises TypeError (celpy reports "no such overload"), a bad value returns a
+CEL error value.
 
 Pure: no I/O.
 """
@@ -773,31 +775,36 @@ def _unwrap(items: Any) -> Any:
     return celtypes.ListType(out)
 
 
-def optional_functions() -> dict[str, Callable[..., Any]]:
-    """The optional-types functions by CEL name (``or``/``orValue`` are evaluated by ``cel``)."""
+def global_functions() -> dict[str, Callable[..., Any]]:
+    """The library functions called as ``f(args)``, by CEL name."""
     return {
+        "semver": _semver,
+        "isSemver": _is_semver,
+        "quantity": _quantity,
+        "isQuantity": _is_quantity,
+        "url": _url,
+        "isURL": _is_url,
+        "ip": _ip,
+        "isIP": _is_ip,
+        "cidr": _cidr,
+        "isCIDR": _is_cidr,
+        # optional types (``optional.of(x)`` is parsed as a call of ``optional.of``)
         "optional.of": _optional_of,
         "optional.ofNonZeroValue": _optional_of_non_zero_value,
         "optional.none": _optional_none,
         "optional.unwrap": _unwrap,
-        "hasValue": _has_value,
-        "value": _value,
-        "first": _first,
-        "last": _last,
-        "unwrapOpt": _unwrap,
     }
 
 
-def functions() -> dict[str, Callable[..., Any]]:
-    """Every library function by CEL name (shared names dispatch on their argument types)."""
+def member_functions() -> dict[str, Callable[..., Any]]:
+    """The library functions called as methods ``receiver.f(args)``, by CEL name; celpy passes
+    the receiver first. ``ip`` is both (``ip(s)`` and ``cidr.ip()``), ``_ip`` dispatching on its
+    argument; ``or`` / ``orValue`` / ``optMap`` / ``optFlatMap`` are evaluated by ``cel_eval``."""
     return {
-        "semver": _semver,
-        "isSemver": _is_semver,
+        # semver and quantity
         "major": _semver_part(0),
         "minor": _semver_part(1),
         "patch": _semver_part(2),
-        "quantity": _quantity,
-        "isQuantity": _is_quantity,
         "isInteger": _is_integer,
         "asInteger": _as_integer,
         "asApproximateFloat": _as_approximate_float,
@@ -807,6 +814,7 @@ def functions() -> dict[str, Callable[..., Any]]:
         "isGreaterThan": _is_greater_than,
         "isLessThan": _is_less_than,
         "compareTo": _compare_to,
+        # strings
         "charAt": _char_at,
         "indexOf": _index_of,
         "lastIndexOf": _last_index_of,
@@ -819,32 +827,40 @@ def functions() -> dict[str, Callable[..., Any]]:
         "join": _join,
         "reverse": _reverse,
         "format": _format,
+        # lists and regex
         "isSorted": _is_sorted,
         "sum": _sum,
         "max": _max,
         "find": _find,
         "findAll": _find_all,
-        "url": _url,
-        "isURL": _is_url,
+        # URLs
         "getScheme": _get_scheme,
         "getHost": _get_host,
         "getHostname": _get_hostname,
         "getPort": _get_port,
         "getEscapedPath": _get_escaped_path,
         "getQuery": _get_query,
-        "ip": _ip,
-        "isIP": _is_ip,
-        "cidr": _cidr,
-        "isCIDR": _is_cidr,
+        # IP and CIDR
         "family": _family,
         "isUnspecified": _ip_predicate(lambda a: a.is_unspecified),
         "isLoopback": _ip_predicate(lambda a: a.is_loopback),
         "isLinkLocalMulticast": _ip_predicate(_is_link_local_multicast),
         "isLinkLocalUnicast": _ip_predicate(lambda a: a.is_link_local and not a.is_multicast),
         "isGlobalUnicast": _ip_predicate(_is_global_unicast),
+        "ip": _ip,
         "containsIP": _contains_ip,
         "containsCIDR": _contains_cidr,
         "prefixLength": _prefix_length,
         "masked": _masked,
-        **optional_functions(),
+        # optional types
+        "hasValue": _has_value,
+        "value": _value,
+        "first": _first,
+        "last": _last,
+        "unwrapOpt": _unwrap,
     }
+
+
+def functions() -> dict[str, Callable[..., Any]]:
+    """Every library function by CEL name (shared names dispatch on their argument types)."""
+    return {**global_functions(), **member_functions()}
