@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from api import constants
 from api.meta import (
@@ -170,20 +170,39 @@ class RolloutProgressivePerGroup(RolloutConfig):
 class RolloutStrategy(OCMModel):
     """How a change is rolled out to the clusters a Placement selects.
 
-    The older spelling ``rolloutType`` (used in some OCM documentation) is accepted and read
-    as ``type``.
+    ``rolloutType`` is the older spelling of ``type`` (OCM's documentation still has examples
+    with it): it is read as ``type`` when ``type`` is unset, and when both are set they must be
+    the same. After validation ``type`` is always the type in effect (``All`` when neither is
+    set, as OCM's CRD defaulting gives); ``rollout_type`` keeps what was spelled the old way.
+    The CRD does not default ``type`` (the API server defaults before it validates, so a default
+    would contradict a ``rolloutType``); it checks the agreement with a CEL rule instead.
     """
+
+    __crd_validations__ = (
+        (
+            "!has(self.rolloutType) || !has(self.type) || self.type == self.rolloutType",
+            "rolloutType is the older spelling of type: set only type, or give both the same value",
+        ),
+    )
 
     type: Annotated[
         RolloutType,
         Field(
             description=(
                 "All (every cluster at once), Progressive (cluster by cluster) or ProgressivePerGroup "
-                "(decision group by decision group)."
+                "(decision group by decision group). Unset: rolloutType if set, otherwise All."
             )
         ),
-        DEFAULTED,
     ] = "All"
+    rollout_type: Annotated[
+        RolloutType | None,
+        Field(
+            description=(
+                "The older spelling of type, found in some OCM documentation: read as type when type "
+                "is unset; when both are set they must be the same. Write type instead."
+            )
+        ),
+    ] = None
     all: Annotated[RolloutAll | None, Field(description="Settings of the All type.")] = None
     progressive: Annotated[
         RolloutProgressive | None, Field(description="Settings of the Progressive type.")
@@ -195,19 +214,27 @@ class RolloutStrategy(OCMModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _accept_rollout_type(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or "rolloutType" not in data:
+    def _read_rollout_type_as_type(cls, data: Any) -> Any:
+        """An unset ``type`` takes a valid ``rolloutType`` (an invalid one is reported on
+        ``rolloutType`` alone by its own validation)."""
+        if not isinstance(data, dict) or data.get("type") is not None:
             return data
-        data = dict(data)
-        legacy = data.pop("rolloutType")
-        current = data.get("type")
-        if current is not None and current != legacy:
+        for key in ("rolloutType", "rollout_type"):
+            legacy = data.get(key)
+            if isinstance(legacy, str) and legacy in ROLLOUT_TYPES:
+                return {**data, "type": legacy}
+        return data
+
+    @field_validator("rollout_type")
+    @classmethod
+    def _rollout_type_agrees_with_type(cls, value: str | None, info: ValidationInfo) -> str | None:
+        current = info.data.get("type")
+        if value is not None and current is not None and current != value:
             raise ValueError(
-                f"rolloutType {legacy!r} and type {current!r} disagree; rolloutType is the old "
+                f"rolloutType {value!r} and type {current!r} disagree; rolloutType is the older "
                 "spelling of type, set only type"
             )
-        data["type"] = legacy
-        return data
+        return value
 
     def config(self) -> RolloutConfig:
         """The settings of the selected type (an empty body when absent)."""

@@ -251,6 +251,9 @@ EVENT_WAVE_STARTED: Final = "RolloutWaveStarted"
 EVENT_MAX_FAILURES_BREACHED: Final = "MaxFailuresBreached"
 # Normal: PlacementRolledOut turned True.
 EVENT_ROLLOUT_COMPLETE: Final = "RolloutComplete"
+# Warning (also on a ClusterManagementAddOn): a rolloutStrategy spells its type with the older key
+# rolloutType; it is read as type.
+EVENT_DEPRECATED_ROLLOUT_TYPE: Final = "DeprecatedRolloutType"
 
 # --------------------------------------------------------------------------------------------
 # ManifestWork conditions (work level and per manifest)

@@ -38,6 +38,7 @@ from controllers.addon.inputs import PlacementInput
 from controllers.common.decisions import DecisionGroupError, decision_groups, placement_counts, scheduling_gap
 from controllers.common.wire import JSON
 from controllers.rollout.model import DecisionGroup
+from controllers.rollout.strategy import effective_type
 
 #: (group, resource, namespace, name) -> spec hash of the stored object; "" when it does not
 #: exist; None when the manager does not hash that type (the carried value is kept).
@@ -416,7 +417,7 @@ class PlacementNode:
     @property
     def strategy_type(self) -> str:
         if isinstance(self.strategy, Mapping):
-            return _str(self.strategy.get("type")) or "?"
+            return _str(effective_type(self.strategy)) or "?"
         return "?"
 
     @property
@@ -523,7 +524,9 @@ def _loose_clusters(decisions: Iterable[Any]) -> frozenset[str]:
 
 
 def effective_strategy(raw: Any, placement: Mapping[str, Any] | None) -> Any:
-    """The rolloutStrategy to plan with: ``{type: All}`` when absent (the CRD default); a
+    """The rolloutStrategy to plan with: ``{type: All}`` when absent, or when it has neither
+    ``type`` nor ``rolloutType`` (what OCM's CRD defaulting gives); ``rolloutType``, the older
+    spelling of ``type``, is left for the planner to read (and to check against ``type``). A
     Progressive one without maxConcurrency (unset, 0 or "") takes the Placement's
     ``spec.decisionStrategy.groupStrategy.clustersPerDecisionGroup`` (6.2)."""
     if raw is None:
@@ -531,9 +534,9 @@ def effective_strategy(raw: Any, placement: Mapping[str, Any] | None) -> Any:
     if not isinstance(raw, Mapping):
         return raw
     strategy = dict(raw)
-    if strategy.get("type") is None:
+    if effective_type(strategy) is None:
         strategy["type"] = ROLLOUT_TYPE_ALL
-    if strategy["type"] != ROLLOUT_TYPE_PROGRESSIVE:
+    if effective_type(strategy) != ROLLOUT_TYPE_PROGRESSIVE:
         return strategy
     body = strategy.get("progressive")
     body = dict(body) if isinstance(body, Mapping) else {}

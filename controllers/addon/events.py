@@ -9,7 +9,9 @@ and the updated breach memory:
 - ``MaxFailuresBreached`` (Warning) when a placement's configuration rollout stops at maxFailures,
   naming the failed and timed-out clusters and why, once per distinct set of such clusters;
 - ``RolloutComplete`` (Normal) when an ``installProgressions`` entry's Progressing condition turns
-  Completed.
+  Completed;
+- ``DeprecatedRolloutType`` (Warning, ``spelling_events``) when a placement's rolloutStrategy spells
+  its type with the older key ``rolloutType`` (read as ``type``), once per distinct situation.
 
 Pure: the caller keeps ``breaches`` (placement ``namespace/name`` -> clusters already reported)
 between passes; losing it (a restart) only means a breach is reported once more.
@@ -29,8 +31,14 @@ from api.constants import (
     REASON_ADDON_COMPLETED,
 )
 from controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
-from controllers.addon.configs import INSTALL_PROGRESSIONS, placement_ref
-from controllers.common.rollout_text import WARNING, RolloutEvent, cluster_list
+from controllers.addon.configs import INSTALL_PROGRESSIONS, is_manual, placement_ref
+from controllers.common.rollout_text import (
+    WARNING,
+    RolloutEvent,
+    cluster_list,
+    legacy_type_warning,
+    new_warnings,
+)
 
 _names = cluster_list
 
@@ -91,6 +99,25 @@ def _progressions(status: Mapping[str, Any] | None) -> dict[tuple[str, str], Map
         if isinstance(entry, Mapping):
             found.setdefault(placement_ref(entry), entry)
     return found
+
+
+def spelling_events(cma: Mapping[str, Any], told: frozenset[str]) -> tuple[list[RolloutEvent], frozenset[str]]:
+    """``DeprecatedRolloutType`` warnings for the install strategy's placements (Placements
+    install strategy only: no other reads a rolloutStrategy) whose rolloutStrategy is read
+    through ``rolloutType``, leaving out those in ``told``; and the memory of those that hold now."""
+    found = []
+    if not is_manual(cma):
+        items = ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements")
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            if not isinstance(item, Mapping):
+                continue
+            namespace, name = placement_ref(item)
+            event = legacy_type_warning(
+                f"installStrategy.placements[{index}] ({namespace}/{name})", item.get("rolloutStrategy")
+            )
+            if event is not None:
+                found.append(event)
+    return new_warnings(found, told)
 
 
 def rollout_events(

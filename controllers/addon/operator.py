@@ -198,6 +198,8 @@ class AddonController:
         self.mcas_by_config: dict[tuple[str, str, str, str], set[str]] = {}
         self.configs_of_mca: dict[str, set[tuple[str, str, str, str]]] = {}
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
+        # CMA name -> the DeprecatedRolloutType warnings already recorded (events.spelling_events).
+        self.spellings: dict[str, frozenset[str]] = {}
         self.retries: dict[str, int] = {}
         self.reported: dict[str, str] = {}  # once-only warnings: key -> last message
         self.cluster_annotations: dict[str, dict[str, str]] = {}  # cluster -> its add-on annotations
@@ -433,6 +435,7 @@ class AddonController:
         body = self._cma(name)
         if body is None:
             self.breaches.pop(name, None)
+            self.spellings.pop(name, None)
             self.retries.pop(name, None)
             metrics.forget_rollout(KIND, "", name)
             return None
@@ -590,10 +593,13 @@ class AddonController:
         return retry
 
     async def _rollout_events(self, name: str, body: JSON, plan: Any, written: set[str]) -> None:
+        spelling, told = events.spelling_events(body, self.spellings.get(name, frozenset()))
+        self.spellings[name] = told
         found, memory = events.rollout_events(
             plan=plan, old_cma_status=body.get("status"), written=written, breaches=self.breaches.get(name, {})
         )
         self.breaches[name] = memory
+        found = spelling + found
         for event in found:
             await self._event(
                 body, CLUSTER_MANAGEMENT_ADDONS.api_version, KIND, event.reason, event.message,

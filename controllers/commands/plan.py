@@ -21,6 +21,7 @@ Plan the next step of a rollout exactly as OCM's rollout handler does.
 Input (JSON): {"now": RFC3339, "strategy": {"type": "All|Progressive|ProgressivePerGroup",
 "all"|"progressive"|"progressivePerGroup": {...}}, "decisionGroups": [{"groupName", "groupIndex",
 "clusters": [...]}], "existing": [{"clusterName", "status", "lastTransitionTime"}]}
+(strategy.rolloutType, the older spelling of type, is read as type.)
 
 Output (JSON): {"strategy", "clustersToRollout", "clustersTimeOut", "clustersRemoved",
 "maxFailureBreach", "recheckAfterSeconds"}. With -o table: per group, which clusters go now,

@@ -1,11 +1,16 @@
 """How the controllers tell users about a rollout, shared by the ManifestWorkReplicaSet controller
 and the add-on manager: the ``RolloutEvent`` a pass records, cluster lists cut to a readable
-length, and the stacked progress bar of ``ocm-rollout status`` and the live view. Pure."""
+length, the stacked progress bar of ``ocm-rollout status`` and the live view, and the warning
+about the older spelling ``rolloutType``. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from api.constants import EVENT_DEPRECATED_ROLLOUT_TYPE
+from controllers.rollout.strategy import legacy_type_read
 
 NORMAL = "Normal"
 WARNING = "Warning"
@@ -48,3 +53,29 @@ def progress_bar(
         cells.append(chars[state] * (end - used))
         used = end
     return "[" + "".join(cells) + "]"
+
+
+def legacy_type_warning(where: str, strategy: Any) -> RolloutEvent | None:
+    """The Warning ``DeprecatedRolloutType`` for a rolloutStrategy (``where`` names its owner,
+    e.g. ``placementRefs[1] (canary)``) that spells its type with the older key ``rolloutType``
+    and is read that way; None when it does not (or when the spelling is an error, which is
+    reported as an invalid strategy instead)."""
+    read_as = legacy_type_read(strategy)
+    if read_as is None:
+        return None
+    return RolloutEvent(
+        EVENT_DEPRECATED_ROLLOUT_TYPE,
+        f"{where}: rolloutStrategy.rolloutType is the older spelling of type; it is read as "
+        f"type: {read_as}. Write type instead.",
+        WARNING,
+    )
+
+
+def new_warnings(
+    found: Iterable[RolloutEvent], told: frozenset[str]
+) -> tuple[list[RolloutEvent], frozenset[str]]:
+    """Of the warnings that hold now, those not told already (``told``: their messages, kept by
+    the caller between passes), and the memory to keep: each distinct situation is told once,
+    and again only after it went away and came back."""
+    current = list(found)
+    return [e for e in current if e.message not in told], frozenset(e.message for e in current)

@@ -62,6 +62,7 @@ def plan_rollout(
     now: Timestamp,
     *,
     field_path: str = "strategy",
+    absent_type: RolloutType | None = RolloutType.ALL,
 ) -> RolloutPlan:
     """Plan the next step of a rollout.
 
@@ -69,9 +70,10 @@ def plan_rollout(
     "progressive" | "progressivePerGroup": {...}}``), a pydantic-like model of it (anything with
     ``model_dump(by_alias=True)``), or an already decoded RolloutStrategy. ``field_path`` names
     the strategy in error messages. Raises RolloutStrategyError (a ValueError) naming the field
-    when the strategy is malformed.
+    when the strategy is malformed. ``rolloutType``, the older spelling of ``type``, is read as
+    ``type``; a strategy with neither is ``absent_type`` (see ``decode_strategy``).
     """
-    return plan(decode_strategy(strategy, field_path), decision_groups, existing, now)
+    return plan(decode_strategy(strategy, field_path, absent_type=absent_type), decision_groups, existing, now)
 
 
 def plan(

@@ -1,9 +1,15 @@
 """Decoding a rollout strategy from its API form (ROLLOUT.md sections 2 and 3).
 
-Order of checks: ``type``; then the JSON shapes of the fields of the chosen body (including
-minSuccessTime, which Go parses while decoding); then progressDeadline; then maxFailures
-(Progressive and ProgressivePerGroup only). maxConcurrency is checked only for its shape here;
-its value is validated by the planner when it reaches the non-mandatory phase.
+Order of checks: ``type`` (with ``rolloutType``, its older spelling: read as ``type`` when
+``type`` is unset, and when both are set they must agree); then the JSON shapes of the fields of
+the chosen body (including minSuccessTime, which Go parses while decoding); then progressDeadline;
+then maxFailures (Progressive and ProgressivePerGroup only). maxConcurrency is checked only for its
+shape here; its value is validated by the planner when it reaches the non-mandatory phase.
+
+A strategy with neither ``type`` nor ``rolloutType`` is ``absent_type``: All for a
+``rolloutStrategy`` read from an API object (what OCM's CRD defaulting of ``type`` gives; our CRD
+no longer defaults ``type``, see api.cluster_v1alpha1.RolloutStrategy), an error naming ``type``
+for the input of ``ocm-rollout plan`` (ROLLOUT.md section 2).
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from controllers.rollout.model import (
     RolloutStrategyError,
     RolloutType,
 )
+
+#: The older spelling of ``type`` in a rolloutStrategy (OCM's documentation still uses it).
+LEGACY_TYPE_KEY = "rolloutType"
 
 _INT32_MIN = -(1 << 31)
 _INT32_MAX = (1 << 31) - 1
@@ -119,24 +128,80 @@ def _as_mapping(raw: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def decode_strategy(raw: Any, field_path: str = "strategy") -> RolloutStrategy:
+def _check_type_value(value: Any, path: str) -> RolloutType:
+    if not isinstance(value, str) or value not in _TYPE_VALUES:
+        shown = repr(value) if isinstance(value, str) else _describe(value)
+        raise RolloutStrategyError(path, f"unknown rollout type {shown} (expected one of {_TYPES})")
+    return RolloutType(value)
+
+
+def _decode_type(data: Mapping[str, Any], field_path: str, absent_type: RolloutType | None) -> RolloutType:
+    """``type``; else ``rolloutType`` (the older spelling); else ``absent_type``."""
+    type_value = data.get("type")
+    legacy = data.get(LEGACY_TYPE_KEY)
+    if type_value is not None:
+        rollout_type = _check_type_value(type_value, f"{field_path}.type")
+        if legacy is not None and legacy != type_value:
+            shown = repr(legacy) if isinstance(legacy, str) else _describe(legacy)
+            raise RolloutStrategyError(
+                f"{field_path}.{LEGACY_TYPE_KEY}",
+                f"{shown} disagrees with type {type_value!r}: rolloutType is the older spelling of "
+                "type; set only type",
+            )
+        return rollout_type
+    if legacy is not None:
+        return _check_type_value(legacy, f"{field_path}.{LEGACY_TYPE_KEY}")
+    if absent_type is None:
+        raise RolloutStrategyError(f"{field_path}.type", f"is required (one of {_TYPES})")
+    return absent_type
+
+
+def effective_type(raw: Any) -> str | None:
+    """The type a raw ``rolloutStrategy`` asks for, not validated: ``type``, else ``rolloutType``
+    (its older spelling), else None (neither is set: the caller's default, All for API objects).
+    For displays and branching on raw JSON; ``decode_strategy`` is the one that checks."""
+    data = _as_mapping(raw)
+    if data is None:
+        return None
+    for key in ("type", LEGACY_TYPE_KEY):
+        value = data.get(key)
+        if value is not None:
+            return str(value)
+    return None
+
+
+def legacy_type_read(raw: Any) -> str | None:
+    """The type a raw ``rolloutStrategy`` spells with the older key ``rolloutType``, when that is
+    how it is read (a valid type that ``type``, if set, agrees with); None when ``rolloutType``
+    is not set or the strategy is invalid (its error is reported instead)."""
+    data = _as_mapping(raw)
+    if data is None:
+        return None
+    legacy = data.get(LEGACY_TYPE_KEY)
+    if not isinstance(legacy, str) or legacy not in _TYPE_VALUES:
+        return None
+    current = data.get("type")
+    if current is not None and current != legacy:
+        return None
+    return legacy
+
+
+def decode_strategy(
+    raw: Any, field_path: str = "strategy", *, absent_type: RolloutType | None = RolloutType.ALL
+) -> RolloutStrategy:
     """Decode a ``rolloutStrategy`` (a dict as in the API object, or a pydantic-like model with
-    ``model_dump``) into a RolloutStrategy. Raises RolloutStrategyError naming the field."""
+    ``model_dump``) into a RolloutStrategy. Raises RolloutStrategyError naming the field.
+
+    ``rolloutType`` is read as ``type`` when ``type`` is unset; both set with different values
+    is an error naming ``<field_path>.rolloutType``. With neither, the type is ``absent_type``
+    (All, as OCM's CRD defaults it), or an error naming ``type`` when ``absent_type`` is None."""
     if isinstance(raw, RolloutStrategy):
         return raw
     data = _as_mapping(raw)
     if data is None:
         raise RolloutStrategyError(field_path, f"must be an object, not {_describe(raw)}")
 
-    type_value = data.get("type")
-    if type_value is None:
-        raise RolloutStrategyError(f"{field_path}.type", f"is required (one of {_TYPES})")
-    if not isinstance(type_value, str) or type_value not in _TYPE_VALUES:
-        shown = repr(type_value) if isinstance(type_value, str) else _describe(type_value)
-        raise RolloutStrategyError(
-            f"{field_path}.type", f"unknown rollout type {shown} (expected one of {_TYPES})"
-        )
-    rollout_type = RolloutType(type_value)
+    rollout_type = _decode_type(data, field_path, absent_type)
 
     body_key = BODY_KEY[rollout_type]
     path = f"{field_path}.{body_key}"

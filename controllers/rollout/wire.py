@@ -16,6 +16,8 @@ Output::
      "maxFailureBreach": false, "recheckAfterSeconds": 30.0 | null}
 
 Lists are sorted by cluster name (their order carries no meaning); times are RFC 3339 UTC.
+``strategy.rolloutType``, the older spelling of ``type``, is read as ``type`` (both set must agree);
+a strategy with neither is an error naming ``strategy.type``.
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def decode_plan_input(document: Any) -> PlanInput:
     if document.get("now") is None:
         raise RolloutInputError("now", "is required (an RFC 3339 time such as 2024-05-01T10:00:00Z)")
     now_ns = _time(document["now"], "now")
-    strategy = decode_strategy(document.get("strategy"), "strategy")
+    # ROLLOUT.md section 2: in this contract an absent type is an error naming type.
+    strategy = decode_strategy(document.get("strategy"), "strategy", absent_type=None)
     groups = decode_groups(_list(document, "decisionGroups"))
     existing = decode_existing(_list(document, "existing"))
     return PlanInput(now_ns=now_ns, strategy=strategy, decision_groups=groups, existing=existing)

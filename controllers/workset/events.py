@@ -4,15 +4,19 @@
   decision group, naming the clusters;
 - ``MaxFailuresBreached`` (Warning) when a placement's rollout stops at maxFailures, naming the
   failed clusters and why they failed, once per distinct set of failed clusters;
-- ``RolloutComplete`` (Normal) when ``PlacementRolledOut`` turns True.
+- ``RolloutComplete`` (Normal) when ``PlacementRolledOut`` turns True;
+- ``DeprecatedRolloutType`` (Warning) when a placementRef's rolloutStrategy spells its type with
+  the older key ``rolloutType`` (read as ``type``), once per distinct situation.
 
-Pure: the caller keeps ``breaches`` (placement -> failed clusters already reported) between
-passes; losing it (a restart) only means a breach is reported once more.
+Pure: the caller keeps ``breaches`` (placement -> failed clusters already reported) and the
+spelling warnings already told between passes; losing them (a restart) only means a breach or a
+warning is reported once more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from api.constants import (
     CONDITION_PLACEMENT_ROLLED_OUT,
@@ -20,12 +24,33 @@ from api.constants import (
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
-from controllers.common.rollout_text import WARNING, RolloutEvent, cluster_list
+from controllers.common.rollout_text import (
+    WARNING,
+    RolloutEvent,
+    cluster_list,
+    legacy_type_warning,
+    new_warnings,
+)
 from controllers.common.wire import JSON
 from controllers.workset.aggregation import DeployOutcome, find_condition
 from controllers.workset.plan import DeployPlan
 
 _names = cluster_list
+
+
+def spelling_events(mwrs: Mapping[str, Any], told: frozenset[str]) -> tuple[list[RolloutEvent], frozenset[str]]:
+    """``DeprecatedRolloutType`` warnings for the placementRefs of ``mwrs`` (as stored) whose
+    rolloutStrategy is read through ``rolloutType``, leaving out those in ``told``; and the memory
+    of the warnings that hold now."""
+    refs = (mwrs.get("spec") or {}).get("placementRefs")
+    found = []
+    for index, ref in enumerate(refs if isinstance(refs, list) else ()):
+        if not isinstance(ref, Mapping):
+            continue
+        event = legacy_type_warning(f"placementRefs[{index}] ({ref.get('name') or ''})", ref.get("rolloutStrategy"))
+        if event is not None:
+            found.append(event)
+    return new_warnings(found, told)
 
 
 def rollout_events(

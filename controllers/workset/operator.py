@@ -197,6 +197,8 @@ class WorksetController:
         # (namespace, owner label, placement) pairs whose create may have succeeded unseen.
         self.uncertain: set[tuple[str, str, str]] = set()
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
+        # MWRS key -> the DeprecatedRolloutType warnings already recorded (events.spelling_events).
+        self.spellings: dict[str, frozenset[str]] = {}
         self.retries: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
         self.ttl_task: asyncio.Task[None] | None = None
@@ -404,6 +406,7 @@ class WorksetController:
 
     def _forget(self, key: str, namespace: str, name: str) -> None:
         self.breaches.pop(key, None)
+        self.spellings.pop(key, None)
         self.retries.pop(key, None)
         self.mwrs_rw.forget_namespace_name((namespace, name))
         metrics.forget_rollout(KIND, namespace, name)
@@ -644,6 +647,8 @@ class WorksetController:
     async def _record_events(
         self, key: str, body: JSON, plan: DeployPlan, outcome: DeployOutcome, status: JSON, now: Any
     ) -> None:
+        spelling, told = events.spelling_events(body, self.spellings.get(key, frozenset()))
+        self.spellings[key] = told
         found, memory = events.rollout_events(
             plan=plan,
             outcome=outcome,
@@ -652,6 +657,7 @@ class WorksetController:
             breaches=self.breaches.get(key, {}),
         )
         self.breaches[key] = memory
+        found = spelling + found
         obj = {**body, "apiVersion": MANIFEST_WORK_REPLICA_SETS.api_version, "kind": KIND}
         for event in found:
             log.info(

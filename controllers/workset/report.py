@@ -27,6 +27,7 @@ from api.constants import (
 )
 from controllers.common import rollout_text
 from controllers.common.wire import JSON, conditions_of, format_time, generation_of
+from controllers.rollout.strategy import effective_type
 from controllers.workset.plan import RefPlan, plan_deploy
 from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
 from controllers.workset.workbuild import owner_for
@@ -184,7 +185,7 @@ def build_report(
     )
     refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
     strategies = {
-        str(r.get("name") or ""): str(((r.get("rolloutStrategy") or {}).get("type")) or ROLLOUT_TYPE_ALL) for r in refs
+        str(r.get("name") or ""): effective_type(r.get("rolloutStrategy")) or ROLLOUT_TYPE_ALL for r in refs
     }
     reports = [placement_report(ref, strategies.get(ref.name, ROLLOUT_TYPE_ALL)) for ref in plan.refs]
     planned = {r.name for r in plan.refs}

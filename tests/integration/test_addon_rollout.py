@@ -165,6 +165,31 @@ def test_progressive_per_group_soaks_before_the_next_group(env: AddonEnv) -> Non
     wait_for(lambda: "4/4 completed" in message(env, fleet.name), timeout=30, what="Completed")
 
 
+def test_rollout_type_is_read_as_type_and_warned_about_once(env: AddonEnv) -> None:
+    fleet = Fleet(env)
+    old = fleet.installed()
+    c0, c1, _, _ = fleet.clusters
+    set_strategy(env, fleet.name, fleet.ns, "p", "deploy-config", {"rolloutType": "ProgressivePerGroup"})
+
+    def warnings() -> list[JSON]:
+        return [e for e in env.events(fleet.name) if e.get("reason") == "DeprecatedRolloutType"]
+
+    # The warning also shows that the manager read the new strategy before the configuration changes.
+    (warning,) = wait_for(warnings, what="DeprecatedRolloutType")
+    assert warning["type"] == "Warning"
+    assert warning["message"] == (
+        f"installStrategy.placements[0] ({fleet.ns}/p): rolloutStrategy.rolloutType is the older spelling "
+        "of type; it is read as type: ProgressivePerGroup. Write type instead."
+    )
+    fleet.agents([c0, c1], ready=False)
+    env.adc(fleet.ns, "deploy-config", "test-rollout-type")
+    new = env.adc_hash(fleet.ns, "deploy-config")
+    # Read as All (what the CRD used to make of it), all four would get it at once.
+    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only")
+    holds_for(lambda: fleet.desired()[2:] == [old, old], 1.0, what="the second group waits")
+    assert len(warnings()) == 1
+
+
 def test_overlapping_placements_count_each_cluster_once_the_last_wins(env: AddonEnv) -> None:
     """Scenario 22."""
     ns = env.namespace(env.unique("roll"))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client
 
 from tests.integration.conftest import WIDGET_GROUP, api
@@ -267,3 +270,103 @@ def test_project_crd_schema_is_enforced(api_client: client.ApiClient) -> None:
     with pytest.raises(client.ApiException) as err:
         crs.create_cluster_custom_object("cluster.open-cluster-management.io", "v1", "managedclusters", body)
     assert causes(err.value)[0]["field"] == "spec.hubAcceptsClient"
+
+
+# rolloutType, the older spelling of a rollout strategy's type -------------------------------------
+
+WORK = ("work.open-cluster-management.io", "v1alpha1")
+SEED_MWRS = Path(__file__).resolve().parents[2] / "examples" / "work" / "manifestworkreplicaset-seed-spelling.yaml"
+RULE_MESSAGE = "rolloutType is the older spelling of type: set only type, or give both the same value"
+
+
+def seed_mwrs(namespace: str, name: str = "mwrset-cronjob") -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load(SEED_MWRS.read_text(encoding="utf-8"))
+    doc["metadata"] = {"name": name, "namespace": namespace}
+    return doc
+
+
+def test_seed_spelling_rollout_type_is_stored_as_written(api_client: client.ApiClient, namespace: str) -> None:
+    crs = api("CustomObjectsApi", api_client)
+    stored = crs.create_namespaced_custom_object(*WORK, namespace, "manifestworkreplicasets", seed_mwrs(namespace))
+    strategies = [ref["rolloutStrategy"] for ref in stored["spec"]["placementRefs"]]
+    # Not pruned, and no default type to contradict it.
+    assert [s.get("rolloutType") for s in strategies] == ["All", "Progressive", "ProgressivePerGroup"]
+    assert [s.get("type") for s in strategies] == [None, None, None]
+    assert strategies[1]["progressive"]["mandatoryDecisionGroups"] == [
+        {"groupName": "prod-canary-west"},
+        {"groupName": "prod-canary-east"},
+    ]
+    # A placementRef without any strategy still gets OCM's default object.
+    body = seed_mwrs(namespace, "no-strategy")
+    body["spec"]["placementRefs"] = [{"name": "p"}]
+    stored = crs.create_namespaced_custom_object(*WORK, namespace, "manifestworkreplicasets", body)
+    default = stored["spec"]["placementRefs"][0]["rolloutStrategy"]
+    assert (default["type"], default["all"]["progressDeadline"], "rolloutType" in default) == ("All", "None", False)
+
+
+def test_rollout_type_contradicting_type_is_invalid_at_the_strategy(api_client: client.ApiClient, namespace: str) -> None:
+    crs = api("CustomObjectsApi", api_client)
+    body = seed_mwrs(namespace, "contradiction")
+    body["spec"]["placementRefs"][1]["rolloutStrategy"]["type"] = "All"
+    with pytest.raises(client.ApiException) as err:
+        crs.create_namespaced_custom_object(*WORK, namespace, "manifestworkreplicasets", body)
+    assert err.value.status == 422
+    assert causes(err.value) == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f'Invalid value: "object": {RULE_MESSAGE}',
+            "field": "spec.placementRefs[1].rolloutStrategy",
+        }
+    ]
+    assert f'spec.placementRefs[1].rolloutStrategy: Invalid value: "object": {RULE_MESSAGE}' in (
+        json.loads(err.value.body or "{}")["message"]
+    )
+    # Both spellings agreeing are accepted; an update that makes them disagree is refused.
+    body["spec"]["placementRefs"][1]["rolloutStrategy"]["type"] = "Progressive"
+    crs.create_namespaced_custom_object(*WORK, namespace, "manifestworkreplicasets", copy.deepcopy(body))
+    patch = {"spec": {"placementRefs": [{"name": "placement-rollout-all", "rolloutStrategy": {"type": "Progressive", "rolloutType": "All"}}]}}
+    with pytest.raises(client.ApiException) as err:
+        crs.patch_namespaced_custom_object(*WORK, namespace, "manifestworkreplicasets", "contradiction", patch)
+    assert err.value.status == 422
+    assert [c["field"] for c in causes(err.value)] == ["spec.placementRefs[0].rolloutStrategy"]
+
+
+def test_clustermanagementaddon_placements_accept_rollout_type_and_refuse_a_contradiction(
+    api_client: client.ApiClient,
+) -> None:
+    crs = api("CustomObjectsApi", api_client)
+    group = ("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons")
+
+    def cma(name: str, strategy: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+            "kind": "ClusterManagementAddOn",
+            "metadata": {"name": name},
+            "spec": {
+                "installStrategy": {
+                    "type": "Placements",
+                    "placements": [{"namespace": "default", "name": "p", "rolloutStrategy": strategy}],
+                }
+            },
+        }
+
+    try:
+        stored = crs.create_cluster_custom_object(*group, cma("rollout-type-spelling", {"rolloutType": "Progressive"}))
+        assert stored["spec"]["installStrategy"]["placements"][0]["rolloutStrategy"] == {"rolloutType": "Progressive"}
+        with pytest.raises(client.ApiException) as err:
+            crs.create_cluster_custom_object(*group, cma("rollout-type-contradiction", {"type": "All", "rolloutType": "Progressive"}))
+        assert err.value.status == 422
+        assert causes(err.value) == [
+            {
+                "reason": "FieldValueInvalid",
+                "message": f'Invalid value: "object": {RULE_MESSAGE}',
+                "field": "spec.installStrategy.placements[0].rolloutStrategy",
+            }
+        ]
+    finally:
+        for name in ("rollout-type-spelling", "rollout-type-contradiction"):
+            try:
+                crs.delete_cluster_custom_object(*group, name)
+            except client.ApiException as exc:
+                if exc.status != 404:
+                    raise

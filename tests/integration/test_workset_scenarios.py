@@ -165,6 +165,30 @@ def test_progressive_rolls_out_in_batches_of_max_concurrency(env: Env) -> None:
     assert env.events(ns, "RolloutComplete")
 
 
+def test_rollout_type_is_read_as_type_and_warned_about_once(env: Env) -> None:
+    clusters = env.clusters(4)
+    ns = progressive(env, clusters, {"rolloutType": "Progressive", "progressive": {"maxConcurrency": 2}})
+    stored = env.get_mwrs(ns, "test-work")
+    assert stored is not None and "type" not in stored["spec"]["placementRefs"][0]["rolloutStrategy"]
+    works = works_in(env, ns, 2)
+    # Read as All (what the CRD used to make of it), all four would be there at once.
+    holds_for(lambda: len(env.works_of(ns, "test-work")) == 2, 1.0, what="two works at a time")
+    for work in works:
+        env.succeed(work)
+    for work in works_in(env, ns, 4)[2:]:
+        env.succeed(work)
+    wait_for(lambda: condition(env.get_mwrs(ns, "test-work"), "PlacementRolledOut") == ("True", "Complete"),
+             what="rollout complete")
+    holds_for(lambda: len(env.events(ns, "DeprecatedRolloutType")) <= 1, 1.0, what="one warning")
+    (warning,) = env.events(ns, "DeprecatedRolloutType")
+    assert warning["type"] == "Warning"
+    assert warning["involvedObject"]["name"] == "test-work"
+    assert warning["message"] == (
+        "placementRefs[0] (test-placement): rolloutStrategy.rolloutType is the older spelling of type; "
+        "it is read as type: Progressive. Write type instead."
+    )
+
+
 def test_max_failures_breach_stops_new_works(env: Env) -> None:
     clusters = env.clusters(3)
     ns = progressive(env, clusters, {"type": "Progressive", "progressive": {"maxConcurrency": 2, "maxFailures": 1}})

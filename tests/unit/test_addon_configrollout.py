@@ -577,6 +577,16 @@ def test_an_invalid_strategy_holds_only_that_placement() -> None:
     assert plan.nodes[0].error is not None and "a" not in plan.mca_status
 
 
+def test_rollout_type_contradicting_type_holds_only_that_placement_naming_rollout_type() -> None:
+    hub = _two_placements("nothing")
+    hub.cma["spec"]["installStrategy"]["placements"][0]["rolloutStrategy"] = {"type": "All", "rolloutType": "Progressive"}
+    plan = hub.step(0)
+    assert plan.widening == {"b", "lonely"}
+    condition = hub.cma_condition("p1")
+    assert (condition["status"], condition["reason"]) == ("True", "InvalidRolloutStrategy")
+    assert "spec.installStrategy.placements[0].rolloutStrategy.rolloutType" in condition["message"]
+
+
 def test_an_invalid_max_concurrency_found_while_planning_holds_the_placement() -> None:
     hub = one_placement(["a"], progressive(maxConcurrency="half"))
     plan = hub.plan(0)

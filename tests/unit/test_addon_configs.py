@@ -358,6 +358,24 @@ def test_missing_strategy_or_type_means_all() -> None:
     assert effective_strategy({"all": {"progressDeadline": "5s"}}, None)["type"] == "All"
 
 
+def test_rollout_type_is_the_type_and_is_left_for_the_planner() -> None:
+    p = placement("p1", per_group="25%")
+    strategy = effective_strategy({"rolloutType": "Progressive"}, p)
+    assert strategy == {"rolloutType": "Progressive", "progressive": {"maxConcurrency": "25%"}}
+    # A contradiction is not hidden: the planner reports it on rolloutType.
+    assert effective_strategy({"type": "All", "rolloutType": "Progressive"}, p) == {
+        "type": "All", "rolloutType": "Progressive"}
+
+
+def test_graph_node_of_a_rollout_type_strategy_shows_and_plans_its_type() -> None:
+    p = placement("p1", per_group=2)
+    graph = _graph(
+        cma(placements=[pstrategy("p1", rollout={"rolloutType": "Progressive"})]), {}, inputs(("p1", [["a"]], p))
+    )
+    assert graph.nodes[0].strategy_type == "Progressive"
+    assert graph.nodes[0].strategy["progressive"]["maxConcurrency"] == 2
+
+
 def test_graph_node_plans_with_the_filled_in_strategy() -> None:
     p = placement("p1", per_group=2)
     graph = _graph(cma(placements=[pstrategy("p1", rollout=progressive())]), {}, inputs(("p1", [["a"]], p)))

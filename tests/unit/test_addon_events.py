@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.addon.events import rollout_events
+from controllers.addon.events import rollout_events, spelling_events
 from tests.unit.addon_fixtures import (
     NS,
     H,
@@ -13,6 +13,7 @@ from tests.unit.addon_fixtures import (
     mca,
     one_placement,
     progressive,
+    pstrategy,
     ref,
     strategy_all,
 )
@@ -108,3 +109,24 @@ def test_rollout_complete_when_the_progression_turns_completed() -> None:
     )]
     later, _ = rollout_events(plan=plan, old_cma_status=plan.cma_status, written=set(), breaches={})
     assert later == []
+
+
+def test_rollout_type_gets_a_warning_once_per_situation_suggesting_type() -> None:
+    obj = cma(placements=[pstrategy("p1"), pstrategy("p2", rollout={"rolloutType": "Progressive"})])
+    events, told = spelling_events(obj, frozenset())
+    assert [(e.reason, e.type, e.message) for e in events] == [
+        (
+            "DeprecatedRolloutType",
+            "Warning",
+            f"installStrategy.placements[1] ({NS}/p2): rolloutStrategy.rolloutType is the older spelling of "
+            "type; it is read as type: Progressive. Write type instead.",
+        )
+    ]
+    assert spelling_events(obj, told) == ([], told)
+
+
+def test_no_rollout_type_warning_for_manual_install_or_a_contradiction() -> None:
+    legacy = pstrategy("p1", rollout={"rolloutType": "Progressive"})
+    assert spelling_events(cma(placements=[legacy], type_="Manual"), frozenset())[0] == []
+    bad = pstrategy("p1", rollout={"type": "All", "rolloutType": "Progressive"})
+    assert spelling_events(cma(placements=[bad]), frozenset())[0] == []

@@ -26,7 +26,14 @@ def placement(spec: dict[str, Any]) -> Placement:
 def test_rollout_type_is_read_as_type() -> None:
     strategy = RolloutStrategy.model_validate({"rolloutType": "ProgressivePerGroup"})
     assert strategy.type == "ProgressivePerGroup"
-    assert strategy.to_wire() == {"type": "ProgressivePerGroup"}
+    assert strategy.rollout_type == "ProgressivePerGroup"
+    # Written back, both keys agree (the CRD's CEL rule accepts that; the decoder reads it the same).
+    assert strategy.to_wire() == {"type": "ProgressivePerGroup", "rolloutType": "ProgressivePerGroup"}
+    assert RolloutStrategy.model_validate(strategy.to_wire()) == strategy
+
+
+def test_rollout_type_by_its_python_name_is_read_as_type() -> None:
+    assert RolloutStrategy(rollout_type="Progressive").type == "Progressive"
 
 
 def test_rollout_type_agreeing_with_type_is_accepted() -> None:
@@ -38,8 +45,49 @@ def test_rollout_type_contradicting_type_is_rejected() -> None:
         RolloutStrategy.model_validate({"rolloutType": "All", "type": "Progressive"})
 
 
+def test_rollout_type_contradicting_type_is_reported_on_rollout_type() -> None:
+    body = {
+        "metadata": META,
+        "spec": {
+            "placementRefs": [
+                {"name": "a"},
+                {"name": "b", "rolloutStrategy": {"type": "All", "rolloutType": "Progressive"}},
+            ]
+        },
+    }
+    with pytest.raises(InvalidObject) as info:
+        ManifestWorkReplicaSet.parse(body)
+    assert "spec.placementRefs[1].rolloutStrategy.rolloutType: " in str(info.value)
+    assert "older spelling of type" in str(info.value)
+
+
+def test_unknown_rollout_type_is_reported_on_rollout_type_alone() -> None:
+    with pytest.raises(InvalidObject) as info:
+        ManifestWorkReplicaSet.parse({"metadata": META, "spec": {"placementRefs": [{"name": "a", "rolloutStrategy": {"rolloutType": "Canary"}}]}})
+    lines = str(info.value).splitlines()
+    assert [line.split(":")[0] for line in lines if "placementRefs" in line] == [
+        "spec.placementRefs[0].rolloutStrategy.rolloutType"
+    ]
+
+
+def test_rollout_type_is_read_in_clustermanagementaddon_placements_too() -> None:
+    cma = ClusterManagementAddOn.model_validate(
+        {
+            "metadata": {"name": "helloworld"},
+            "spec": {
+                "installStrategy": {
+                    "type": "Placements",
+                    "placements": [{"namespace": "ns", "name": "p", "rolloutStrategy": {"rolloutType": "Progressive"}}],
+                }
+            },
+        }
+    )
+    assert cma.spec.install_strategy.placements[0].rollout_strategy.type == "Progressive"
+
+
 def test_rollout_strategy_defaults_to_all() -> None:
     assert RolloutStrategy.model_validate({}).type == "All"
+    assert RolloutStrategy.model_validate({}).to_wire() == {"type": "All"}
 
 
 def test_rollout_config_returns_the_body_of_the_selected_type() -> None:

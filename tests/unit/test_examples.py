@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from api.crdgen import crd_errors
+from api.crdgen import apply_defaults, crd_errors, generate_crds
 from api.kinds import parse_object
 from api.work_v1alpha1 import ManifestWorkReplicaSet
+from controllers.rollout.strategy import decode_strategy
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FOLDERS = ("clusters", "placement", "work", "addons")
@@ -72,47 +73,69 @@ def test_example_written_back_by_the_models_still_validates_and_reads_the_same(
     assert type(model).model_validate(wire) == model
 
 
-SEED_MWRS = """
-apiVersion: work.open-cluster-management.io/v1alpha1
-kind: ManifestWorkReplicaSet
-metadata:
-  name: mwrset-cronjob
-  namespace: ocm-ns
-spec:
-  placementRefs:
-    - name: placement-rollout-all
-      rolloutStrategy:
-        rolloutType: All
-    - name: placement-rollout-progressive
-      rolloutStrategy:
-        rolloutType: Progressive
-        progressive:
-          minSuccessTime: 5m
-          progressDeadline: 10m
-          maxFailures: 5%
-          mandatoryDecisionGroups:
-          - groupName: "prod-canary-west"
-          - groupName: "prod-canary-east"
-    - name: placement-rollout-progressive-per-group
-      rolloutStrategy:
-        rolloutType: ProgressivePerGroup
-        progressivePerGroup:
-          progressDeadline: 10m
-          maxFailures: 2
-"""
+SEED_SPELLING = EXAMPLES / "work" / "manifestworkreplicaset-seed-spelling.yaml"
+CURRENT_SPELLING = EXAMPLES / "work" / "manifestworkreplicaset-cronjob.yaml"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return doc
+
+
+def _seed_text() -> str:
+    """The seed's ManifestWorkReplicaSet example, from the seed document itself (skips if absent)."""
+    seeds = EXAMPLES.parents[1] / "shared" / "seeds"
+    for path in sorted(seeds.glob("*.txt")) if seeds.is_dir() else ():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for index, line in enumerate(lines):
+            if line == "  name: mwrset-cronjob" and "rolloutType" in "\n".join(lines[index : index + 12]):
+                start = index - 3
+                end = next(i for i in range(index, len(lines)) if "date; echo Hello" in lines[i])
+                return "\n".join(lines[start : end + 1]) + "\n"
+    pytest.skip("the seed document is absent")
+
+
+def test_seed_spelling_example_is_the_seed_verbatim() -> None:
+    text = SEED_SPELLING.read_text(encoding="utf-8")
+    body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+    assert body == _seed_text()
 
 
 def test_seed_spelling_rollout_type_means_the_same_as_the_example() -> None:
-    seed = ManifestWorkReplicaSet.parse(yaml.safe_load(SEED_MWRS))
-    example = ManifestWorkReplicaSet.parse(
-        yaml.safe_load((EXAMPLES / "work" / "manifestworkreplicaset-cronjob.yaml").read_text(encoding="utf-8"))
-    )
-    assert [r.rollout_strategy for r in seed.spec.placement_refs] == [
+    seed = ManifestWorkReplicaSet.parse(_load(SEED_SPELLING))
+    example = ManifestWorkReplicaSet.parse(_load(CURRENT_SPELLING))
+    assert [r.rollout_strategy.type for r in seed.spec.placement_refs] == ["All", "Progressive", "ProgressivePerGroup"]
+    assert [r.rollout_strategy.model_copy(update={"rollout_type": None}) for r in seed.spec.placement_refs] == [
         r.rollout_strategy for r in example.spec.placement_refs
     ]
-    assert [r.rollout_strategy.type for r in seed.spec.placement_refs] == ["All", "Progressive", "ProgressivePerGroup"]
+    # The shared decoder (controllers and `ocm-rollout plan`) reads the stored JSON the same way.
+    seed_refs, example_refs = _load(SEED_SPELLING)["spec"]["placementRefs"], _load(CURRENT_SPELLING)["spec"]["placementRefs"]
+    assert [decode_strategy(r["rolloutStrategy"]).to_dict() for r in seed_refs] == [
+        decode_strategy(r["rolloutStrategy"]).to_dict() for r in example_refs
+    ]
 
 
-def test_seed_spelling_rollout_type_would_be_pruned_by_the_crd() -> None:
-    errors = crd_errors(yaml.safe_load(SEED_MWRS), strict=True)
-    assert any("rolloutType" in e for e in errors)
+def test_seed_spelling_rollout_type_is_kept_by_the_crd() -> None:
+    # Nothing pruned (strict), and the CRD defaults leave type unset, so nothing contradicts rolloutType.
+    doc = _load(SEED_SPELLING)
+    assert crd_errors(doc, strict=True) == []
+    schema = next(
+        crd for crd in generate_crds() if crd["spec"]["names"]["kind"] == "ManifestWorkReplicaSet"
+    )["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    stored = apply_defaults(schema, doc)
+    strategies = [r["rolloutStrategy"] for r in stored["spec"]["placementRefs"]]
+    assert [s.get("rolloutType") for s in strategies] == ["All", "Progressive", "ProgressivePerGroup"]
+    assert [s.get("type") for s in strategies] == [None, None, None]
+
+
+def test_crd_rule_rejects_rollout_type_contradicting_type() -> None:
+    schema = next(
+        crd for crd in generate_crds() if crd["spec"]["names"]["kind"] == "ManifestWorkReplicaSet"
+    )["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    strategy = schema["properties"]["spec"]["properties"]["placementRefs"]["items"]["properties"]["rolloutStrategy"]
+    (rule,) = strategy["x-kubernetes-validations"]
+    assert rule["rule"] == "!has(self.rolloutType) || !has(self.type) || self.type == self.rolloutType"
+    assert "rolloutType is the older spelling of type" in rule["message"]
+    # The object's default sets type only, and type itself has no default of its own.
+    assert strategy["default"] == {"type": "All", "all": {"progressDeadline": "None"}}
+    assert "default" not in strategy["properties"]["type"]

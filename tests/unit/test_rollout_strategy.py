@@ -15,7 +15,8 @@ from controllers.rollout import (
     decode_strategy,
     plan_rollout,
 )
-from controllers.rollout.model import RolloutInputError
+from controllers.rollout.model import RolloutInputError, RolloutType
+from controllers.rollout.strategy import effective_type, legacy_type_read
 from controllers.rollout.wire import decode_plan_input, encode_plan, plan_document
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -35,13 +36,116 @@ def effective(strategy: Any) -> dict[str, Any]:
 # --- type -------------------------------------------------------------------------------------
 
 
-def test_absent_type_is_an_error_naming_type() -> None:
-    assert error_field({"all": {}}) == "strategy.type"
+@pytest.mark.parametrize("strategy", [{"all": {}}, {"type": None}, {"type": None, "rolloutType": None}])
+def test_absent_type_is_an_error_naming_type_in_the_plan_contract(strategy: Any) -> None:
+    # ROLLOUT.md section 2: the input document of `ocm-rollout plan`.
+    doc = {"now": "2024-05-01T12:00:00Z", "strategy": strategy, "decisionGroups": [], "existing": []}
+    with pytest.raises(RolloutStrategyError) as info:
+        plan_document(doc)
+    assert info.value.field == "strategy.type"
 
 
-@pytest.mark.parametrize("value", ["Canary", "all", "", 3, None])
+@pytest.mark.parametrize("strategy", [{"all": {}}, {"type": None}, {}])
+def test_absent_type_of_an_api_object_is_all(strategy: Any) -> None:
+    # The CRD no longer defaults type (it would contradict a rolloutType); OCM's defaulting gave All.
+    assert effective(strategy) == {"type": "All", "all": {}}
+    assert decode_strategy(strategy).type is RolloutType.ALL
+
+
+@pytest.mark.parametrize("value", ["Canary", "all", "", 3])
 def test_unknown_type_is_an_error_naming_type(value: Any) -> None:
     assert error_field({"type": value}) == "strategy.type"
+
+
+# --- rolloutType, the older spelling of type ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["All", "Progressive", "ProgressivePerGroup"])
+def test_rollout_type_is_read_as_type(kind: str) -> None:
+    key = {"All": "all", "Progressive": "progressive", "ProgressivePerGroup": "progressivePerGroup"}[kind]
+    strategy = {"rolloutType": kind, key: {"progressDeadline": "10m"}}
+    assert effective(strategy) == {"type": kind, key: {"progressDeadline": "10m"}}
+    assert decode_strategy(strategy).type is RolloutType(kind)
+
+
+def test_rollout_type_agreeing_with_type_is_read_as_type() -> None:
+    strategy = {"type": "Progressive", "rolloutType": "Progressive", "progressive": {"maxConcurrency": 1}}
+    assert effective(strategy) == {"type": "Progressive", "progressive": {"maxConcurrency": 1}}
+
+
+def test_seed_progressive_strategy_spelled_rollout_type_rolls_out_the_first_canary_group_first() -> None:
+    strategy = {
+        "rolloutType": "Progressive",
+        "progressive": {
+            "minSuccessTime": "5m",
+            "progressDeadline": "10m",
+            "maxFailures": "5%",
+            "mandatoryDecisionGroups": [{"groupName": "prod-canary-west"}, {"groupName": "prod-canary-east"}],
+        },
+    }
+    groups = [
+        DecisionGroup(group_name="prod-canary-west", group_index=0, clusters=["c1"]),
+        DecisionGroup(group_name="prod-canary-east", group_index=1, clusters=["c2"]),
+        DecisionGroup(group_name="", group_index=2, clusters=["c3", "c4", "c5"]),
+    ]
+    result = plan_rollout(strategy, groups, [], NOW)
+    # Mandatory groups go one after the other, in order; read as All it would be all five.
+    assert sorted(entry.cluster_name for entry in result.clusters_to_rollout) == ["c1"]
+
+
+@pytest.mark.parametrize(("type_", "legacy"), [("All", "Progressive"), ("Progressive", "ProgressivePerGroup")])
+def test_rollout_type_disagreeing_with_type_is_an_error_naming_rollout_type(type_: str, legacy: str) -> None:
+    with pytest.raises(RolloutStrategyError) as info:
+        plan_rollout(
+            {"type": type_, "rolloutType": legacy}, GROUPS, [], NOW, field_path="spec.placementRefs[1].rolloutStrategy"
+        )
+    assert info.value.field == "spec.placementRefs[1].rolloutStrategy.rolloutType"
+    assert "older spelling of type" in info.value.reason
+    assert repr(type_) in info.value.reason and repr(legacy) in info.value.reason
+
+
+@pytest.mark.parametrize("value", ["Canary", "", 3])
+def test_unknown_rollout_type_is_an_error_naming_rollout_type(value: Any) -> None:
+    assert error_field({"rolloutType": value}) == "strategy.rolloutType"
+
+
+def test_rollout_type_is_read_in_the_plan_contract_too() -> None:
+    doc = {
+        "now": "2024-05-01T12:00:00Z",
+        "strategy": {"rolloutType": "ProgressivePerGroup"},
+        "decisionGroups": [{"groupName": "g", "groupIndex": 0, "clusters": ["a"]}],
+        "existing": [],
+    }
+    assert encode_plan(plan_document(doc))["strategy"] == {"type": "ProgressivePerGroup", "progressivePerGroup": {}}
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ({"type": "Progressive"}, None),
+        ({"rolloutType": "Progressive"}, "Progressive"),
+        ({"type": "Progressive", "rolloutType": "Progressive"}, "Progressive"),
+        ({"type": "All", "rolloutType": "Progressive"}, None),
+        ({"rolloutType": "Canary"}, None),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_legacy_type_read_names_only_a_rollout_type_read_as_type(strategy: Any, expected: str | None) -> None:
+    assert legacy_type_read(strategy) == expected
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ({"type": "All", "rolloutType": "Progressive"}, "All"),
+        ({"rolloutType": "Progressive"}, "Progressive"),
+        ({"progressive": {}}, None),
+        (None, None),
+    ],
+)
+def test_effective_type_prefers_type_then_rollout_type(strategy: Any, expected: str | None) -> None:
+    assert effective_type(strategy) == expected
 
 
 def test_a_strategy_that_is_not_an_object_is_an_error_naming_it() -> None:

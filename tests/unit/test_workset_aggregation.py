@@ -232,6 +232,22 @@ def test_strategy_error_is_reported_in_placement_verified() -> None:
     assert status["placementSummary"] == []
 
 
+def test_rollout_type_contradicting_type_is_reported_in_placement_verified() -> None:
+    # A stored object may predate the CRD's rule: the decoder names the field, the placement holds.
+    m = mwrs(refs=[{"name": "test-placement", "rolloutStrategy": {"type": "All", "rolloutType": "Progressive"}}])
+    plan = plan_deploy(mwrs=m, owner=owner_for("ns", "test-work"), works=[],
+                       placements={"test-placement": placement(selected=1)},
+                       decisions={"test-placement": [decision(["c1"])]}, now=at(0))
+    assert plan.refs[0].error_is_strategy and plan.refs[0].writes == []
+    status = build_status(old_status=None, plan=plan, outcome=DeployOutcome(), works=[], is_current=current,
+                          now=at(1)).status
+    verified = next(c for c in status["conditions"] if c["type"] == "PlacementVerified")
+    assert (verified["status"], verified["reason"]) == ("False", "NotAsExpected")
+    assert "spec.placementRefs[0].rolloutStrategy.rolloutType: 'Progressive' disagrees with type 'All'" in (
+        verified["message"]
+    )
+
+
 def test_failed_works_keep_the_rollout_progressing() -> None:
     status = status_after([work("c1", conditions=failed())], ["c1"])
     assert conds(status)["PlacementRolledOut"] == ("False", "Progressing")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.workset.aggregation import DeployOutcome, build_status
-from controllers.workset.events import rollout_events
+from controllers.workset.events import rollout_events, spelling_events
 from controllers.workset.plan import DeployPlan, plan_deploy
 from controllers.workset.template import TemplateComparer
 from controllers.workset.workbuild import owner_for
@@ -73,3 +73,46 @@ def test_completion_is_announced_when_rolled_out_turns_true() -> None:
     done = [work("c1", conditions=succeeded())]
     events, _ = events_for(deploy(done, ["c1"]), old=old, works=done)
     assert [e.reason for e in events] == ["RolloutComplete"]
+
+
+# --- DeprecatedRolloutType ----------------------------------------------------------------------
+
+
+SEED_REFS: list[dict[str, Any]] = [
+    {"name": "placement-rollout-all", "rolloutStrategy": {"rolloutType": "All"}},
+    {"name": "placement-rollout-progressive", "rolloutStrategy": {"rolloutType": "Progressive"}},
+    {"name": "current", "rolloutStrategy": {"type": "Progressive"}},
+    {"name": "defaulted"},
+]
+
+
+def test_rollout_type_gets_a_warning_per_placement_ref_suggesting_type() -> None:
+    events, _ = spelling_events(mwrs(refs=SEED_REFS), frozenset())
+    assert [(e.reason, e.type) for e in events] == [("DeprecatedRolloutType", "Warning")] * 2
+    assert events[1].message == (
+        "placementRefs[1] (placement-rollout-progressive): rolloutStrategy.rolloutType is the older "
+        "spelling of type; it is read as type: Progressive. Write type instead."
+    )
+    assert events[0].message.startswith("placementRefs[0] (placement-rollout-all): ")
+
+
+def test_rollout_type_warning_is_told_once_per_situation() -> None:
+    first, told = spelling_events(mwrs(refs=SEED_REFS), frozenset())
+    again, told_again = spelling_events(mwrs(refs=SEED_REFS), told)
+    assert len(first) == 2 and again == [] and told_again == told
+    # A new situation (another value) is told; one that went away and came back is told again.
+    changed = [SEED_REFS[0], {**SEED_REFS[1], "rolloutStrategy": {"rolloutType": "ProgressivePerGroup"}}]
+    events, told = spelling_events(mwrs(refs=changed), told)
+    assert [e.message.split(":")[0] for e in events] == ["placementRefs[1] (placement-rollout-progressive)"]
+    fixed, told = spelling_events(mwrs(refs=[{"name": "x", "rolloutStrategy": {"type": "All"}}]), told)
+    assert fixed == [] and told == frozenset()
+    back, _ = spelling_events(mwrs(refs=changed), told)
+    assert len(back) == 2
+
+
+def test_no_rollout_type_warning_for_a_contradiction_or_an_unknown_value() -> None:
+    refs = [
+        {"name": "a", "rolloutStrategy": {"type": "All", "rolloutType": "Progressive"}},
+        {"name": "b", "rolloutStrategy": {"rolloutType": "Canary"}},
+    ]
+    assert spelling_events(mwrs(refs=refs), frozenset()) == ([], frozenset())

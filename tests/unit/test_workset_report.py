@@ -81,3 +81,16 @@ def test_status_counts_cover_every_decided_cluster() -> None:
     plan = plan_deploy(mwrs=m, owner=owner_for("ns", "test-work"), works=data["works"],
                        placements=data["placements"], decisions=data["decisions"], now=at(30))
     assert status_counts(plan.refs[0]) == {"Succeeded": 1, "TimeOut": 1, "Progressing": 1, "ToApply": 2}
+
+
+def test_strategy_spelled_rollout_type_is_shown_as_its_type() -> None:
+    data = fixture()
+    data["mwrs"] = mwrs(refs=[{"name": "test-placement", "rolloutStrategy": {
+        "rolloutType": "Progressive", "progressive": STRATEGY["progressive"]}}])
+    report = build_report(**data, now=at(1))
+    assert [p.strategy for p in report.placements] == ["Progressive"]
+    # The same report as the strategy spelled type (read as All, c4 and c5 would be in flight too).
+    assert render_report(report) == render_report(build_report(**fixture(), now=at(1)))
+    assert "placement test-placement (Progressive, 5 selected)" in render_report(report)
+    data["placements"] = {"test-placement": None}
+    assert "test-placement (Progressive): Placement not found" in render_report(build_report(**data, now=at(1)))
