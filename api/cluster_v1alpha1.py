@@ -203,6 +203,17 @@ class RolloutStrategy(OCMModel):
             )
         ),
     ] = None
+    failure_strategy: Annotated[
+        Literal["AbortAll"] | None,
+        Field(
+            description=(
+                "What to do when maxFailures is breached: unset stops the rollout where it is; "
+                "AbortAll aborts it, returning every cluster that took the new revision to the "
+                "last good one (ManifestWorkReplicaSet: status.currentRevision; add-ons: each "
+                "placement's lastKnownGoodConfig)."
+            )
+        ),
+    ] = None
     all: Annotated[RolloutAll | None, Field(description="Settings of the All type.")] = None
     progressive: Annotated[
         RolloutProgressive | None, Field(description="Settings of the Progressive type.")

@@ -244,6 +244,32 @@ ANNOTATION_TEMPLATE_APPLIED_TIME: Final = "work.ocm-rollout.io/template-applied-
 # flight, written with a resourceVersion precondition before any of them is written.
 ANNOTATION_ROLLOUT_RESERVATIONS: Final = "rollout.ocm-rollout.io/reservations"
 
+# Revision history and rollback (OCM enhancement 229, "Support Rollback for ManifestWorkReplicaSet").
+# On each ManifestWork and each ControllerRevision: the hash of the template revision it carries.
+LABEL_CONTROLLER_HASH: Final = "work.open-cluster-management.io/controller-hash"
+CONDITION_PROGRESSING: Final = "Progressing"
+REASON_NEW_REVISION_CREATED: Final = "NewRevisionCreated"
+REASON_FOUND_NEW_REVISION: Final = "FoundNewRevision"
+REASON_NEW_MANIFESTWORK_AVAILABLE: Final = "NewManifestWorkAvailable"
+REASON_PROGRESS_DEADLINE_EXCEEDED: Final = "ProgressDeadlineExceeded"
+REASON_ROLLOUT_ABORTED: Final = "RolloutAborted"
+# PlacementRolledOut=False: the rollout stopped at maxFailures (or was aborted).
+REASON_ROLLOUT_DEGRADED: Final = "RolloutDegraded"
+# Ours: Progressing=Unknown while spec.paused (a ManifestWorkReplicaSet) or the paused
+# annotation (a ClusterManagementAddOn) holds the rollout.
+REASON_ROLLOUT_PAUSED: Final = "RolloutPaused"
+FAILURE_STRATEGY_ABORT_ALL: Final = "AbortAll"
+DEFAULT_REVISION_HISTORY_LIMIT: Final = 10
+# Requests a user (or `ocm-rollout rollout`) writes on the owner of a rollout; declarative, so
+# they survive controller restarts:
+# - abort: value = the updateRevision to abort (ignored once the template changed);
+# - retry: value = the status.abortedTime of the abort to undo (ignored for any later abort);
+# - paused: "true" holds a ClusterManagementAddOn's configuration rollout (a
+#   ManifestWorkReplicaSet has spec.paused).
+ANNOTATION_ROLLOUT_ABORT: Final = "rollout.ocm-rollout.io/abort"
+ANNOTATION_ROLLOUT_RETRY: Final = "rollout.ocm-rollout.io/retry"
+ANNOTATION_ROLLOUT_PAUSED: Final = "rollout.ocm-rollout.io/paused"
+
 # This project's own Event reasons on a ManifestWorkReplicaSet.
 # Normal: a pass created or updated the works of a placement's decision group.
 EVENT_WAVE_STARTED: Final = "RolloutWaveStarted"
@@ -251,6 +277,12 @@ EVENT_WAVE_STARTED: Final = "RolloutWaveStarted"
 EVENT_MAX_FAILURES_BREACHED: Final = "MaxFailuresBreached"
 # Normal: PlacementRolledOut turned True.
 EVENT_ROLLOUT_COMPLETE: Final = "RolloutComplete"
+# Warning (also on a ClusterManagementAddOn): the rollout was aborted (failureStrategy AbortAll
+# or on request), naming the failed clusters; Normal: an abort was retried.
+EVENT_ROLLOUT_ABORTED: Final = "RolloutAborted"
+EVENT_ROLLOUT_RETRIED: Final = "RolloutRetried"
+# Normal: a new template revision was recorded (ControllerRevision created or reused).
+EVENT_REVISION_CREATED: Final = "RevisionCreated"
 # Warning (also on a ClusterManagementAddOn): a rolloutStrategy spells its type with the older key
 # rolloutType; it is read as type.
 EVENT_DEPRECATED_ROLLOUT_TYPE: Final = "DeprecatedRolloutType"

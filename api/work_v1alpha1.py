@@ -8,7 +8,7 @@ from pydantic import Field
 
 from api import constants
 from api.cluster_v1alpha1 import RolloutAll, RolloutStrategy
-from api.meta import CRD, DEFAULTED, ConditionList, KindInfo, OCMModel, OCMObject, PrinterColumn
+from api.meta import CRD, DEFAULTED, ConditionList, Int32, KindInfo, OCMModel, OCMObject, PrinterColumn, Time
 from api.work_v1 import ManifestWorkSpec
 
 GROUP = constants.WORK_GROUP
@@ -58,6 +58,26 @@ class ManifestWorkReplicaSetSpec(OCMModel):
         ),
         DEFAULTED,
     ] = "Background"
+    revision_history_limit: Annotated[
+        Int32,
+        Field(
+            ge=0,
+            description=(
+                "How many old template revisions (ControllerRevisions) to keep besides the current "
+                "and the update revision."
+            ),
+        ),
+        DEFAULTED,
+    ] = constants.DEFAULT_REVISION_HISTORY_LIMIT
+    paused: Annotated[
+        bool | None,
+        Field(
+            description=(
+                "While true, no ManifestWork is created, updated or deleted; the rollout continues "
+                "where it stopped once it is false again."
+            )
+        ),
+    ] = None
 
 
 class ManifestWorkReplicaSetSummary(OCMModel):
@@ -95,6 +115,25 @@ class ManifestWorkReplicaSetStatus(OCMModel):
     placement_summary: Annotated[
         list[PlacementSummary], Field(description="Progress per Placement.")
     ] = Field(default_factory=list)
+    current_revision: Annotated[
+        str | None,
+        Field(description="Hash of the last template revision every selected cluster succeeded with."),
+    ] = None
+    update_revision: Annotated[
+        str | None, Field(description="Hash of the template revision being rolled out (the spec's).")
+    ] = None
+    collision_count: Annotated[
+        Int32 | None,
+        Field(description="Hash collisions met while naming revisions; part of the next hash."),
+    ] = None
+    aborted_time: Annotated[
+        Time | None,
+        Field(
+            description=(
+                "When the rollout of updateRevision was aborted (unset when it is not aborted)."
+            )
+        ),
+    ] = None
 
 
 class ManifestWorkReplicaSet(OCMObject):

@@ -220,6 +220,16 @@ def _on_core_form(column: Column) -> Column:
 # The table -----------------------------------------------------------------------------------------
 
 
+def _controller_of(obj: dict[str, Any]) -> str:
+    """``<kind>.<group>/<name>`` of the controller owner, as kubectl shows ControllerRevisions."""
+    for ref in _get(obj, "metadata", "ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            kind = str(ref.get("kind") or "").lower()
+            return f"{kind}.{group}/{ref.get('name', '')}" if group else f"{kind}/{ref.get('name', '')}"
+    return "<none>"
+
+
 def _data_count(obj: dict[str, Any]) -> int:
     return len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
 
@@ -293,6 +303,15 @@ def builtin_types() -> list[ResourceType]:
                 )
             },
             [name_column(), _col("Holder", "spec.holderIdentity"), age_column()],
+        ),
+        _kind(
+            "apps",
+            "ControllerRevision",
+            {"data": {"type": "object", "x-kubernetes-embedded-resource": False,
+                      "x-kubernetes-preserve-unknown-fields": True},
+             "revision": {"type": "integer", "format": "int64"}},
+            [name_column(), Column("Controller", "string", _controller_of), _col("Revision", "revision", "integer"),
+             age_column()],
         ),
         *(
             _kind(

@@ -66,9 +66,20 @@ _OLDER_SPELLING = (
 )
 
 # Paths we define and OCM's CRD does not, each with its reason.
+_ROLLBACK = "revision history and rollback, with OCM enhancement 229's names (not in OCM's API yet)"
 EXTRA_PATHS: dict[tuple[str, str], str] = {
     ("ManifestWorkReplicaSet", ".spec.placementRefs[].rolloutStrategy.rolloutType"): _OLDER_SPELLING,
     ("ClusterManagementAddOn", ".spec.installStrategy.placements[].rolloutStrategy.rolloutType"): _OLDER_SPELLING,
+    ("ManifestWorkReplicaSet", ".spec.placementRefs[].rolloutStrategy.failureStrategy"): _ROLLBACK,
+    ("ClusterManagementAddOn", ".spec.installStrategy.placements[].rolloutStrategy.failureStrategy"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".spec.revisionHistoryLimit"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".status.currentRevision"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".status.updateRevision"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".status.collisionCount"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".status.abortedTime"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", ".spec.paused"): (
+        "pause and resume (ours; OCM has none): while true no work is written or deleted"
+    ),
 }
 
 
