@@ -25,6 +25,8 @@ A profile is a YAML (or JSON) mapping with two keys, both optional::
     - name: "cluster1*"
       works: "web-*"             # only ManifestWorks whose name matches (glob or list)
       minGeneration: 2           # only from this work generation on (an update that goes wrong)
+      contains: "web:2.0"        # only works whose spec contains this text (or any of a list):
+                                 #   a bad version, wherever and whenever it is rolled out
       outcome: Degraded
       message: "image pull back-off"
     - name: [cluster4, cluster5]
@@ -37,8 +39,9 @@ A profile is a YAML (or JSON) mapping with two keys, both optional::
       unavailable:               # the agent reports its API server down (Available False)
       - {after: 5m, for: 1m, every: 10m}   # repeating every 10 minutes
 
-Matchers (``name``, ``selector``, ``works``, ``minGeneration``) are ANDed; a rule without matchers
-applies to every cluster. Rules with ``works`` or ``minGeneration`` may only set work fields.
+Matchers (``name``, ``selector``, ``works``, ``minGeneration``, ``contains``) are ANDed; a rule
+without matchers applies to every cluster. Rules with ``works``, ``minGeneration`` or ``contains``
+may only set work fields.
 Durations are seconds (a number) or Go/OCM forms such as ``500ms``, ``90s``, ``10m``, ``1h30m``.
 Windows are measured from the start of the simulation.
 
@@ -63,7 +66,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -147,7 +150,7 @@ _CLUSTER_FIELDS = {
     "unreachable",
     "unavailable",
 }
-_MATCHERS = {"name", "selector", "works", "minGeneration"}
+_MATCHERS = {"name", "selector", "works", "minGeneration", "contains"}
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ class Rule:
     selector: Mapping[str, Any] | None = None
     works: tuple[str, ...] = ()
     min_generation: int | None = None
+    contains: tuple[str, ...] = ()
     work_fields: Mapping[str, Any] = field(default_factory=dict)
     cluster_fields: Mapping[str, Any] = field(default_factory=dict)
 
@@ -165,10 +169,17 @@ class Rule:
             return False
         return self.selector is None or selector_matches(self.selector, labels)
 
-    def matches_work(self, work_name: str, generation: int) -> bool:
+    @property
+    def only_works(self) -> bool:
+        """Whether the rule matches ManifestWorks (and so may only set work fields)."""
+        return bool(self.works or self.contains) or self.min_generation is not None
+
+    def matches_work(self, work_name: str, generation: int, spec_text: Callable[[], str] = str) -> bool:
         if self.works and not any(fnmatch.fnmatchcase(work_name, pattern) for pattern in self.works):
             return False
-        return self.min_generation is None or generation >= self.min_generation
+        if self.min_generation is not None and generation < self.min_generation:
+            return False
+        return not self.contains or any(text in spec_text() for text in self.contains)
 
 
 def _globs(value: Any, where: str) -> tuple[str, ...]:
@@ -177,6 +188,14 @@ def _globs(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return tuple(value)
     raise ProfileError(f"{where}: expected a name pattern or a list of them, got {value!r}")
+
+
+def _texts(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) and value:
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise ProfileError(f"{where}: expected a text or a list of texts, got {value!r}")
 
 
 def _string_map(value: Any, where: str) -> dict[str, str]:
@@ -278,10 +297,18 @@ class ClusterPlan:
         times = [t for w in (*self.unreachable, *self.unavailable) if (t := w.next_change(elapsed)) is not None]
         return min(times) if times else None
 
-    def work_behaviour(self, work_name: str, generation: int) -> WorkBehaviour:
+    def work_behaviour(self, work_name: str, generation: int, spec: Any = None) -> WorkBehaviour:
+        """How the agent handles a work (``spec``: the work's spec, for ``contains`` rules)."""
         behaviour = self.work_defaults
+        text: list[str] = []
+
+        def spec_text() -> str:
+            if not text:
+                text.append(json.dumps(spec, sort_keys=True))
+            return text[0]
+
         for rule in self.work_rules:
-            if rule.matches_work(work_name, generation):
+            if rule.matches_work(work_name, generation, spec_text):
                 behaviour = replace(behaviour, **rule.work_fields)
         return behaviour
 
@@ -306,7 +333,7 @@ class Profile:
         for rule in self.rules:
             if not rule.matches_cluster(member.name, labels):
                 continue
-            if rule.works or rule.min_generation is not None:
+            if rule.only_works:
                 work_rules.append(rule)
                 continue
             work_defaults = replace(work_defaults, **rule.work_fields)
@@ -351,10 +378,11 @@ def _parse_rule(raw: Any, where: str) -> Rule:
         not isinstance(min_generation, int) or isinstance(min_generation, bool) or min_generation < 1
     ):
         raise ProfileError(f"{where}.minGeneration: expected a whole number >= 1")
+    contains = _texts(raw["contains"], f"{where}.contains") if "contains" in raw else ()
     cluster_fields = _cluster_fields(raw, where)
-    if (works or min_generation is not None) and cluster_fields:
+    if (works or contains or min_generation is not None) and cluster_fields:
         raise ProfileError(
-            f"{where}: {', '.join(sorted(cluster_fields))} cannot be combined with works/minGeneration "
+            f"{where}: {', '.join(sorted(cluster_fields))} cannot be combined with works/minGeneration/contains "
             "(those rules only change how ManifestWorks are handled)"
         )
     return Rule(
@@ -363,6 +391,7 @@ def _parse_rule(raw: Any, where: str) -> Rule:
         selector=selector,
         works=works,
         min_generation=min_generation,
+        contains=contains,
         work_fields=_work_fields(raw, where),
         cluster_fields=cluster_fields,
     )

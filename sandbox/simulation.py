@@ -422,7 +422,7 @@ class Simulation:
             elapsed = self.elapsed(now)
             if not plan.reachable(elapsed) or not plan.api_server_healthy(elapsed):
                 return None  # the agent's cluster tick re-queues its works once it is back
-            behaviour = plan.work_behaviour(name, generation_of(work))
+            behaviour = plan.work_behaviour(name, generation_of(work), work.get("spec"))
             step = plan_work(work, behaviour, self._sighting(work, now), now)
             try:
                 if step.add_finalizer:

@@ -169,3 +169,23 @@ def test_bad_update_example_fails_generation_two_on_production_only() -> None:
     assert production.work_behaviour("web", 2).outcome is Outcome.DEGRADED
     assert production.work_behaviour("web", 1).outcome is Outcome.SUCCEEDED
     assert staging.work_behaviour("web", 2).outcome is Outcome.SUCCEEDED
+
+
+def test_contains_matches_works_by_their_content_whatever_the_generation() -> None:
+    profile = parse_profile({"clusters": [{"contains": "web:2.0", "outcome": "Degraded", "message": "pull back-off"}]})
+    plan = profile.plan(fleet_member(1))
+    bad = {"workload": {"manifests": [{"kind": "Deployment", "spec": {"image": "web:2.0"}}]}}
+    good = {"workload": {"manifests": [{"kind": "Deployment", "spec": {"image": "web:1.0"}}]}}
+    assert plan.work_behaviour("w", 2, bad).outcome is Outcome.DEGRADED
+    # the same work reverted to the good content (a later generation) succeeds again
+    assert plan.work_behaviour("w", 3, good).outcome is Outcome.SUCCEEDED
+    assert plan.work_behaviour("w", 2).outcome is Outcome.SUCCEEDED
+
+
+def test_contains_takes_a_list_and_refuses_cluster_fields() -> None:
+    profile = parse_profile({"clusters": [{"contains": ["a:2", "b:2"], "outcome": "Stuck"}]})
+    assert profile.plan(fleet_member(1)).work_behaviour("w", 1, {"x": "b:2"}).outcome is Outcome.STUCK
+    with pytest.raises(ProfileError, match=r"clusters\[0\]: labels cannot be combined with works/minGeneration/contains"):
+        parse_profile({"clusters": [{"contains": "x", "labels": {"a": "b"}}]})
+    with pytest.raises(ProfileError, match=r"clusters\[0\].contains: expected a text"):
+        parse_profile({"clusters": [{"contains": ""}]})
