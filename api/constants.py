@@ -263,12 +263,27 @@ DEFAULT_REVISION_HISTORY_LIMIT: Final = 10
 # Requests a user (or `ocm-rollout rollout`) writes on the owner of a rollout; declarative, so
 # they survive controller restarts:
 # - abort: value = the updateRevision to abort (ignored once the template changed);
+#   on a ClusterManagementAddOn: the revision of a placement's desired configurations (shown by
+#   `ocm-rollout status --kind addon`); every placement rolling out that revision is aborted as by
+#   failureStrategy AbortAll, for as long as the annotation names it (removing it is the retry);
 # - retry: value = the status.abortedTime of the abort to undo (ignored for any later abort);
+#   on a ClusterManagementAddOn: the "time" of the abort in ANNOTATION_ROLLOUT_ABORTED (RFC 3339
+#   with microseconds, also in the installProgressions condition); every placement aborted at
+#   that time resumes; an abort is never given the time a present retry names, so a stale retry
+#   can never undo a later abort;
 # - paused: "true" holds a ClusterManagementAddOn's configuration rollout (a
-#   ManifestWorkReplicaSet has spec.paused).
+#   ManifestWorkReplicaSet has spec.paused): no ManagedClusterAddOn is given new desired
+#   configurations (nor reverted) while it is set; ManagedClusterAddOns are still created and
+#   deleted per the install strategy (a new one gets its configurations once resumed).
 ANNOTATION_ROLLOUT_ABORT: Final = "rollout.ocm-rollout.io/abort"
 ANNOTATION_ROLLOUT_RETRY: Final = "rollout.ocm-rollout.io/retry"
 ANNOTATION_ROLLOUT_PAUSED: Final = "rollout.ocm-rollout.io/paused"
+# Written by the add-on manager (controllers/addon/abort.py) on a ClusterManagementAddOn, with a
+# resourceVersion precondition and before any ManagedClusterAddOn is reverted: the aborted
+# configuration rollouts, JSON {"<placement namespace>/<name>": {"time", "revision", "cause",
+# "clusters", "failed"}}. An entry lasts until the placement's desired configurations change or
+# the abort is retried.
+ANNOTATION_ROLLOUT_ABORTED: Final = "rollout.ocm-rollout.io/aborted"
 
 # This project's own Event reasons on a ManifestWorkReplicaSet.
 # Normal: a pass created or updated the works of a placement's decision group.

@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "controllers.commands.up",
     "controllers.commands.run",
     "controllers.commands.status",
+    "controllers.commands.rollout",
     "controllers.commands.schedule",
     "controllers.commands.plan",
     "controllers.commands.crds",

@@ -29,6 +29,17 @@ ToApply, whatever the other items say; OCM's loop decides by the first item that
 MCA whose first item is still being applied and whose second one is stale counts there as
 Progressing (in flight, and never rewritten once it times out).
 
+Failure strategy and pause (ours; ``abort``): with ``failureStrategy: AbortAll`` a maxFailures
+breach aborts the placement's rollout (so does the abort annotation naming the revision of its
+desired configurations). An aborted placement puts no add-on in flight; its add-ons return at once
+(no strategy) to every item's ``lastKnownGoodConfig`` when each such object still has that spec hash,
+and otherwise keep what they have while its condition says why they cannot be reverted. The abort
+lasts until the desired configurations change, the abort is retried, or (not revertible) every
+add-on succeeded after all; ``plan.aborts`` is the record the CMA must carry before the MCA writes
+are sent (with the reservations). While the CMA is paused no MCA is given new desired
+configurations (placements and defaults alike), reverts included; the Configured conditions and
+the CMA status still follow, and the rollout continues where it stopped once resumed.
+
 Improvements over OCM: a placement whose Placement is missing, whose decisions cannot be read or
 whose rolloutStrategy is invalid holds back only its own MCAs (and, for the first two, the MCAs no
 readable placement selects), with a reason on its ``installProgressions`` entry, instead of
@@ -51,8 +62,13 @@ from api.constants import (
     ADDON_CONDITION_AVAILABLE,
     ADDON_CONDITION_CONFIGURED,
     ADDON_CONDITION_PROGRESSING,
+    ANNOTATION_ROLLOUT_ABORT,
+    ANNOTATION_ROLLOUT_PAUSED,
+    ANNOTATION_ROLLOUT_RETRY,
     CONDITION_FALSE,
     CONDITION_TRUE,
+    CONDITION_UNKNOWN,
+    FAILURE_STRATEGY_ABORT_ALL,
     MESSAGE_CONFIGURATIONS_CONFIGURED,
     MESSAGE_CONFIGURATIONS_NOT_CONFIGURED,
     MESSAGE_INSTALL_COMPLETED,
@@ -63,16 +79,22 @@ from api.constants import (
     REASON_CONFIGURATIONS_CONFIGURED,
     REASON_CONFIGURATIONS_NOT_CONFIGURED,
     REASON_INVALID_ROLLOUT_STRATEGY,
+    REASON_ROLLOUT_ABORTED,
+    REASON_ROLLOUT_PAUSED,
 )
+from controllers.addon import abort as aborting
+from controllers.addon.abort import Abort, RevertTarget
 from controllers.addon.configs import (
     INSTALL_PROGRESSIONS,
     AddonEntry,
     ConfigGraph,
     DesiredConfigs,
     GroupResource,
+    HashOf,
     PlacementNode,
     build_graph,
     is_lifecycle_managed,
+    mca_desired,
     placement_ref,
 )
 from controllers.addon.inputs import PlacementInput
@@ -455,6 +477,23 @@ class NodeReport:
     #: Reservations of this placement after the pass.
     reserved: frozenset[str] = frozenset()
     recheck_after: float | None = None
+    #: ``abort.revision`` of the placement's desired configurations.
+    revision: str = ""
+    #: The CMA is paused: no MCA of this node is given new desired configurations.
+    paused: bool = False
+    #: The placement's rollout is aborted (after this pass), and whether this pass aborted it.
+    aborted: Abort | None = None
+    new_abort: bool = False
+    #: The abort this pass ended on request (retry annotation, abort annotation removed).
+    retried: Abort | None = None
+    #: What an aborted placement returns to (or why it cannot).
+    revert: RevertTarget | None = None
+    #: Clusters whose planned write returns their MCA to the last known good configurations.
+    reverted: frozenset[str] = frozenset()
+    #: MCAs of an aborted, revertible placement that have the last known good configurations.
+    on_target: int = 0
+    #: The failed and timed-out clusters (status, message) when the pass found it aborted.
+    failing: dict[str, tuple[str, str]] = field(default_factory=dict)
     _groups_of: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -514,6 +553,22 @@ class ConfigRolloutPlan:
     defaults: NodeReport | None = None
     #: False for a self-managed CMA (nothing is planned).
     managed: bool = True
+    #: The abort record as read from the CMA and as it must be before the MCA writes are sent.
+    aborts_read: dict[str, Abort] = field(default_factory=dict)
+    aborts: dict[str, Abort] = field(default_factory=dict)
+    #: Why the record on the CMA was ignored (damaged), or None.
+    abort_record_error: str | None = None
+    #: The CMA carries the paused annotation.
+    paused: bool = False
+
+    @property
+    def aborts_changed(self) -> bool:
+        return self.aborts != self.aborts_read
+
+    @property
+    def new_aborts(self) -> bool:
+        """Does this pass abort a placement's rollout?"""
+        return any(n.new_abort for n in self.nodes)
 
     def node(self, namespace: str, name: str) -> NodeReport | None:
         for node in self.nodes:
@@ -553,6 +608,13 @@ class _Pass:
     budget: int
     mca_status: dict[str, JSON] = field(default_factory=dict)
     widening: set[str] = field(default_factory=set)
+    paused: bool = False
+    aborts: Mapping[str, Abort] = field(default_factory=dict)
+    abort_request: str = ""
+    retry: str = ""
+    hash_of: HashOf | None = None
+    known: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
+    defaults: DesiredConfigs = field(default_factory=DesiredConfigs)
 
     def configured(self, entry: AddonEntry, says: int, configured: bool) -> None:
         """Set the MCA's Configured condition (8.2, 8.3) unless it already says so."""
@@ -605,6 +667,7 @@ def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
     report.configured = frozenset(node.children)
     report.total = report.configured_total = len(node.children)
     report.messages = _failure_messages(node.children, report.statuses)
+    report.paused = run.paused
     report.done = sum(1 for j in found.values() if j[0] is SUCCEEDED)
     report.failed = sum(1 for j in found.values() if j[0] is FAILED)
     report.rollout = frozenset(c for c, j in found.items() if j[0] is not SUCCEEDED)
@@ -621,6 +684,9 @@ def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
             continue
         old = _status_of(entry.mca).get("configReferences")
         if status is TO_APPLY and _widens(old, entry.desired):
+            if run.paused:
+                run.configured(entry, says, False)
+                continue
             widening.add(cluster)
         run.configure(entry, merged_config_references(old, entry.desired))
     report.widening = frozenset(widening)
@@ -703,7 +769,7 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     # MCAs outside the rollout list (8.2, 8.3; Progressing/Failed ones are left alone, 8.4).
     progressing = done = failed = 0
     node_desired = node.desired
-    configured = run.configured
+    marks: list[tuple[AddonEntry, int, bool]] = []
     for cluster, (status, _, says) in found.items():
         if cluster in rollout:
             progressing += 1
@@ -712,18 +778,25 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
             if entry.desired is node_desired or _inherits(entry, node_desired):
                 done += 1
             if says != _SAYS_CONFIGURED:
-                configured(entry, says, True)
+                marks.append((entry, says, True))
         elif status is FAILED:
             if _inherits(children[cluster], node_desired):
                 failed += 1
         elif status is TO_APPLY and says != _SAYS_NOT_CONFIGURED:
-            configured(children[cluster], says, False)
+            marks.append((children[cluster], says, False))
     report.progressing, report.done, report.failed, report.timeout = progressing, done, failed, len(timed_out)
     configured_total = report.configured_total
     report.completed = node.unready is None and not (
         (configured_total == 0 and done == 0) or done != configured_total
     )
     report.messages = _failure_messages(children, statuses, [*failing, *timed_out])
+    report.paused = run.paused
+
+    record = _abort_decision(run, node, report)
+    if record is not None:
+        return _plan_aborted(run, node, report, record, marks)
+    for entry, says, value in marks:
+        run.configured(entry, says, value)
 
     # 8.1: the rollout list, in cluster-name order. A write giving an MCA a new desired
     # configuration puts it in flight: it needs a reservation (new ones within the budget) and
@@ -735,7 +808,7 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
         status, _, says = found[cluster]
         old = _status_of(entry.mca).get("configReferences")
         if status is TO_APPLY and _widens(old, entry.desired):
-            if node.unready is not None:
+            if node.unready is not None or run.paused:
                 run.configured(entry, says, False)
                 continue
             if cluster not in kept:
@@ -754,6 +827,121 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
 
 
 # ------------------------------------------------------------------------------------------
+# Aborted rollouts (failureStrategy AbortAll, the abort and retry annotations)
+# ------------------------------------------------------------------------------------------
+
+
+def _abort_decision(run: _Pass, node: PlacementNode, report: NodeReport) -> Abort | None:
+    """The placement's abort after this pass (None: not aborted). A recorded abort ends when the
+    desired configurations change, on request (retry annotation naming its time; for a requested
+    abort, the abort annotation no longer naming the revision), or when the rollout completed
+    after all; a new one starts at a maxFailures breach under AbortAll, or on request."""
+    current = report.revision = aborting.revision(node.desired)
+    record = run.aborts.get(node.key)
+    if record is not None:
+        if record.revision != current:
+            record = None
+        elif record.cause == aborting.CAUSE_REQUESTED:
+            if run.abort_request != current:
+                report.retried, record = record, None
+        elif run.retry == record.time:
+            report.retried, record = record, None
+    if report.completed:
+        return None  # every add-on succeeded with the desired configurations: nothing to abort
+    if record is None:
+        cause = None
+        if node.failure_strategy == FAILURE_STRATEGY_ABORT_ALL and report.breach:
+            cause = aborting.CAUSE_MAX_FAILURES
+        elif run.abort_request and run.abort_request == current:
+            cause = aborting.CAUSE_REQUESTED
+        if cause is not None:
+            time = aborting.abort_time(run.now, run.retry)
+            record = aborting.new_abort(time, current, cause, list(report.failures()))
+            report.new_abort = True
+    return record
+
+
+def _plan_aborted(
+    run: _Pass,
+    node: PlacementNode,
+    report: NodeReport,
+    record: Abort,
+    marks: Iterable[tuple[AddonEntry, int, bool]],
+) -> NodeReport:
+    """An aborted placement: nothing goes in flight with the desired configurations; every MCA
+    returns at once to the last known good ones when they still exist, else keeps what it has."""
+    report.aborted = record
+    report.failing = report.failures()
+    report.reserved = frozenset()
+    report.recheck_after = None
+    report.completed = False
+    target = report.revert = aborting.revert_target(
+        run.defaults, node.progression, run.hash_of, run.known, strict=run.hash_of is not None
+    )
+    if target.desired is None:
+        for entry, says, value in marks:
+            run.configured(entry, says, value)
+        return report
+    statuses: dict[str, str] = {}
+    reverted: set[str] = set()
+    on_target = 0
+    for cluster in sorted(node.children):
+        entry = node.children[cluster]
+        want = target.desired if not entry.overrides else mca_desired(entry.mca, target.desired)
+        status, _, says = _judge(entry.mca, want)
+        statuses[cluster] = status
+        if status is SUCCEEDED:
+            on_target += 1
+            run.configured(entry, says, True)
+            continue
+        old = _status_of(entry.mca).get("configReferences")
+        widens = status is TO_APPLY and _widens(old, want)
+        if run.paused:
+            if widens:
+                run.configured(entry, says, False)
+            continue
+        if widens:
+            reverted.add(cluster)
+        run.configure(entry, merged_config_references(old, want))
+    report.statuses = statuses
+    report.messages = {}
+    report.reverted = frozenset(reverted)
+    report.on_target = on_target
+    return report
+
+
+def _aborted_message(report: NodeReport) -> str:
+    record = report.aborted
+    target = report.revert
+    assert record is not None and target is not None
+    rolled = aborting.configs_text(target.changed) if target.changed else "the desired configurations"
+    if record.cause == aborting.CAUSE_MAX_FAILURES:
+        names = ", ".join(record.clusters)
+        if record.failed > len(record.clusters):
+            names += f" and {record.failed - len(record.clusters)} more"
+        cause = f"maxFailures breached by {record.failed} failed or timed-out add-on(s) ({names})"
+        resume = f"the abort is retried (annotation {ANNOTATION_ROLLOUT_RETRY}={record.time})"
+    else:
+        cause = f"requested (annotation {ANNOTATION_ROLLOUT_ABORT}={record.revision})"
+        resume = f"annotation {ANNOTATION_ROLLOUT_ABORT} is removed"
+    if target.desired is not None:
+        held = (
+            f" (paused: the add-ons are returned once annotation {ANNOTATION_ROLLOUT_PAUSED} is removed)"
+            if report.paused else ""
+        )
+        outcome = (
+            f"The add-ons return to the last known good configuration {aborting.configs_text(target.good)}: "
+            f"{report.on_target}/{report.configured_total} have it{held}."
+        )
+    else:
+        outcome = f"It cannot be reverted: {target.blocked}; the add-ons keep their configurations."
+    return (
+        f"Rollout of {rolled} aborted at {record.time}: {cause}. {outcome} No other add-on is given them "
+        f"until the configurations change or {resume}."
+    )
+
+
+# ------------------------------------------------------------------------------------------
 # The CMA's installProgressions (10)
 # ------------------------------------------------------------------------------------------
 
@@ -762,6 +950,8 @@ def _progression_condition(report: NodeReport) -> tuple[str, str, str]:
     """(status, reason, message) of an installProgressions entry's Progressing condition."""
     if report.error is not None:
         return CONDITION_TRUE, report.error_reason or REASON_ADDON_PROGRESSING, report.error
+    if report.aborted is not None:
+        return CONDITION_FALSE, REASON_ROLLOUT_ABORTED, _aborted_message(report)
     if report.completed:
         return (
             CONDITION_FALSE,
@@ -775,6 +965,13 @@ def _progression_condition(report: NodeReport) -> tuple[str, str, str]:
     )
     if report.unready is not None:
         message += f" Waiting for complete decisions: {report.unready}; no new clusters are configured meanwhile."
+    if report.paused:
+        return (
+            CONDITION_UNKNOWN,
+            REASON_ROLLOUT_PAUSED,
+            f"Rollout paused (annotation {ANNOTATION_ROLLOUT_PAUSED}=true): no add-on is given new "
+            f"configurations until it is removed. {message}",
+        )
     return CONDITION_TRUE, REASON_ADDON_PROGRESSING, message
 
 
@@ -844,6 +1041,7 @@ def plan_config_rollout(
     reserved: Reservations,
     now: datetime,
     max_new_reservations: int = MAX_NEW_PER_PASS,
+    hash_of: HashOf | None = None,
 ) -> ConfigRolloutPlan:
     """One pass of the configuration rollout of ``cma`` (see the module docstring).
 
@@ -851,6 +1049,10 @@ def plan_config_rollout(
     -> MCA of this add-on (as stored); ``placements`` maps (namespace, name) -> its inputs (a
     missing key is a missing Placement); ``reserved`` is the record on the CMA. At most
     ``max_new_reservations`` clusters are newly put in flight (the rest are ``deferred``).
+    The abort record and the paused, abort and retry annotations are read from ``cma``;
+    ``hash_of`` looks up the current spec hash of a configuration object (whether a last known
+    good one still exists); without it (a read-only report) an object the CMA status does not
+    name is taken as unchanged.
 
     The cyclic garbage collector is paused for the pass (it allocates many short-lived objects
     next to a large, long-lived fleet: a full collection in the middle would double its time).
@@ -860,7 +1062,7 @@ def plan_config_rollout(
     if not is_lifecycle_managed(cma):
         return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
     with _gc_paused():
-        return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations)
+        return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations, hash_of)
 
 
 @contextmanager
@@ -882,12 +1084,23 @@ def _plan(
     reserved: Reservations,
     now: datetime,
     max_new_reservations: int,
+    hash_of: HashOf | None,
 ) -> ConfigRolloutPlan:
     graph = build_graph(cma, mcas, placements)
-    run = _Pass(now=now, now_text=format_time(now), mcas=mcas, budget=max(0, max_new_reservations))
-    plan = ConfigRolloutPlan()
+    plan = ConfigRolloutPlan(paused=aborting.is_paused(cma))
+    try:
+        plan.aborts_read = aborting.of_owner(cma)
+    except aborting.AbortRecordError as exc:
+        plan.abort_record_error = str(exc)
+    run = _Pass(
+        now=now, now_text=format_time(now), mcas=mcas, budget=max(0, max_new_reservations),
+        paused=plan.paused, aborts=plan.aborts_read, abort_request=aborting.abort_request(cma),
+        retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
+        known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),
+    )
     reports: dict[tuple[str, str], NodeReport] = {}
     record = reserved
+    aborts = dict(plan.aborts_read)
     for node in graph.nodes:
         report = _plan_placement(run, node, reserved.of(node.key))
         plan.nodes.append(report)
@@ -895,13 +1108,18 @@ def _plan(
         plan.deferred += report.deferred
         if report.error is None:
             record = record.with_group(node.key, report.reserved)
+            if report.aborted is not None:
+                aborts[node.key] = report.aborted
+            else:
+                aborts.pop(node.key, None)
     plan.defaults = _plan_defaults(run, graph)
     # Groups of placements no longer rolled out (removed from the install strategy, or the CMA
-    # is Manual now) have nothing left to carry out.
+    # is Manual now) have nothing left to carry out, nor to abort.
     current = {node.key for node in graph.nodes}
     for group in [g for g in record.groups if g not in current]:
         record = record.with_group(group, ())
     plan.reservations = record
+    plan.aborts = {k: v for k, v in aborts.items() if k in current}
     plan.mca_status = run.mca_status
     plan.widening = frozenset(run.widening)
     plan.cma_status = _cma_status(status, reports, run.now_text)

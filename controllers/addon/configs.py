@@ -12,6 +12,13 @@ What flows through:
   their own desired configurations (defaults < placement configs < MCA ``spec.configs``, always
   per (group, resource)).
 
+One deliberate difference from OCM (5.2 step 4): when a placement's configurations are replaced
+by other objects (e.g. ``deploy-config`` -> ``deploy-config-v2``), OCM starts the entry afresh and
+so forgets its ``lastKnownGoodConfig``; here each new item keeps the old item's
+``lastKnownGoodConfig`` of the same (group, resource) and position, when that type has as many items
+as before (``lastAppliedConfig`` and the conditions still start afresh). That is what a
+``failureStrategy: AbortAll`` reverts to (``abort``).
+
 Pure: objects are plain JSON dicts read defensively; nothing here does I/O. Written in the
 v1alpha1 wire form the API server stores; a list that becomes empty is written as ``[]`` (not left
 out) so that a JSON merge patch of the returned status clears it, and unset config fields are left
@@ -293,6 +300,35 @@ def _old_progression(
     return None
 
 
+def _renamed_known_good(
+    ref: tuple[str, str], configs: Sequence[Config], old: Sequence[Mapping[str, Any]]
+) -> list[Any]:
+    """Improvement over OCM (which starts such an entry without any): the lastKnownGoodConfig of
+    each new item when the placement's configurations were replaced by other objects (a rename),
+    taken from the first old entry of the same placement, (group, resource) by (group, resource),
+    position by position, when that type has as many items as before and each old one had a
+    lastKnownGoodConfig; None where it cannot be paired."""
+    found: list[Any] = [None] * len(configs)
+    entry = next((e for e in old if placement_ref(e) == ref), None)
+    if entry is None:
+        return found
+    before: dict[GroupResource, list[Any]] = {}
+    for item in _list(entry.get("configReferences")):
+        if isinstance(item, Mapping):
+            gr = (_str(item.get("group")), _str(item.get("resource")))
+            before.setdefault(gr, []).append(item.get("lastKnownGoodConfig"))
+    now: dict[GroupResource, list[int]] = {}
+    for position, config in enumerate(configs):
+        now.setdefault(config.group_resource, []).append(position)
+    for gr, positions in now.items():
+        goods = before.get(gr, [])
+        if len(goods) != len(positions) or not all(isinstance(g, Mapping) for g in goods):
+            continue
+        for position, good in zip(positions, goods, strict=True):
+            found[position] = good
+    return found
+
+
 def _progression(
     placement: Mapping[str, Any],
     defaults: Sequence[Config],
@@ -303,11 +339,12 @@ def _progression(
     configs = _progression_configs(defaults, placement)
     previous = _old_progression(ref, configs, old)
     old_items = [] if previous is None else [i for i in _list(previous.get("configReferences")) if isinstance(i, Mapping)]
+    renamed = _renamed_known_good(ref, configs, old) if previous is None else [None] * len(configs)
     items: list[JSON] = []
-    for config in configs:
+    for config, known_good in zip(configs, renamed, strict=True):
         carried = ""
         last_applied: Any = None
-        last_known_good: Any = None
+        last_known_good: Any = known_good
         for old_item in old_items:
             desired = old_item.get("desiredConfig")
             if (
@@ -408,6 +445,13 @@ class PlacementNode:
     error_reason: str | None = None
     #: Why its decisions are not complete yet (no new clusters are put in flight), or None.
     unready: str | None = None
+    #: Its ``installProgressions`` entry (configReferences with their lastKnownGoodConfig).
+    progression: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def failure_strategy(self) -> str:
+        """The rolloutStrategy's ``failureStrategy`` ("" when unset)."""
+        return _str(self.strategy.get("failureStrategy")) if isinstance(self.strategy, Mapping) else ""
 
     @property
     def key(self) -> str:
@@ -457,14 +501,16 @@ def graph_defaults(cma: Mapping[str, Any]) -> DesiredConfigs:
     return DesiredConfigs(groups)
 
 
-def _placement_desired(defaults: DesiredConfigs, progression: Mapping[str, Any]) -> DesiredConfigs:
+def _placement_desired(
+    defaults: DesiredConfigs, progression: Mapping[str, Any], field_name: str = "desiredConfig"
+) -> DesiredConfigs:
     """6.2: defaults, each (group, resource) of the progression's configReferences replacing that
-    group (hashes from the progression's desiredConfig)."""
+    group (hashes from the progression's desiredConfig, or from another ConfigSpecHash field)."""
     configs = []
     for item in _list(progression.get("configReferences")):
         if not isinstance(item, Mapping):
             continue
-        desired = item.get("desiredConfig")
+        desired = item.get(field_name)
         ref = referent(desired)
         if ref is None:
             continue
@@ -476,6 +522,12 @@ def _placement_desired(defaults: DesiredConfigs, progression: Mapping[str, Any])
     groups = defaults.groups()
     _override(groups, configs)
     return DesiredConfigs(groups)
+
+
+def last_known_good_desired(defaults: DesiredConfigs, progression: Mapping[str, Any]) -> DesiredConfigs:
+    """The placement's configurations had every item its lastKnownGoodConfig (items without one
+    are left out: check them first)."""
+    return _placement_desired(defaults, progression, "lastKnownGoodConfig")
 
 
 _NO_OVERRIDES: Mapping[GroupResource, int] = MappingProxyType({})
@@ -509,6 +561,11 @@ def _mca_desired(mca: Mapping[str, Any], base: DesiredConfigs) -> tuple[DesiredC
     groups = base.groups()
     _override(groups, (Config(c.group, c.resource, c.namespace, c.name, hashes.get(c.key, "")) for c in own))
     return DesiredConfigs(groups), counts
+
+
+def mca_desired(mca: Mapping[str, Any], base: DesiredConfigs) -> DesiredConfigs:
+    """6.4 for one MCA over ``base`` (its own ``spec.configs`` replace whole groups)."""
+    return _mca_desired(mca, base)[0]
 
 
 def _loose_clusters(decisions: Iterable[Any]) -> frozenset[str]:
@@ -567,6 +624,7 @@ def _placement_node(
         placement=placement,
         strategy=effective_strategy(strategy_item.get("rolloutStrategy"), placement),
         desired=_placement_desired(defaults, progression),
+        progression=progression,
     )
     if placement is None:
         node.clusters = _loose_clusters(decisions)

@@ -10,6 +10,12 @@ and the updated breach memory:
   naming the failed and timed-out clusters and why, once per distinct set of such clusters;
 - ``RolloutComplete`` (Normal) when an ``installProgressions`` entry's Progressing condition turns
   Completed;
+- ``RolloutAborted`` (Warning) by the pass that aborts a placement's rollout (failureStrategy
+  AbortAll at a maxFailures breach, or the abort annotation), naming the failing clusters and what
+  the add-ons return to (or why they cannot); it replaces ``MaxFailuresBreached`` while aborted.
+  The operator sends the events of a pass only after the abort record is on the CMA, so an abort
+  is told once (a kill between the two loses the event, never repeats it);
+- ``RolloutRetried`` (Normal) by the pass that ends an abort on request;
 - ``DeprecatedRolloutType`` (Warning, ``spelling_events``) when a placement's rolloutStrategy spells
   its type with the older key ``rolloutType`` (read as ``type``), once per distinct situation.
 
@@ -24,12 +30,17 @@ from typing import Any
 
 from api.constants import (
     ADDON_CONDITION_PROGRESSING,
+    ANNOTATION_ROLLOUT_ABORT,
+    ANNOTATION_ROLLOUT_RETRY,
     CONDITION_FALSE,
     EVENT_MAX_FAILURES_BREACHED,
+    EVENT_ROLLOUT_ABORTED,
     EVENT_ROLLOUT_COMPLETE,
+    EVENT_ROLLOUT_RETRIED,
     EVENT_WAVE_STARTED,
     REASON_ADDON_COMPLETED,
 )
+from controllers.addon import abort as aborting
 from controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
 from controllers.addon.configs import INSTALL_PROGRESSIONS, is_manual, placement_ref
 from controllers.common.rollout_text import (
@@ -85,6 +96,48 @@ def _breach(node: NodeReport) -> RolloutEvent:
     )
 
 
+def _aborted(node: NodeReport) -> RolloutEvent:
+    record, target = node.aborted, node.revert
+    assert record is not None
+    failures = node.failing
+    details = []
+    for cluster in sorted(failures):
+        status, message = failures[cluster]
+        details.append(f"{cluster} ({status}: {message})" if message else f"{cluster} ({status})")
+    if record.cause == aborting.CAUSE_MAX_FAILURES:
+        why = (
+            f"failureStrategy AbortAll: maxFailures breached by {len(failures)} failed or timed-out add-on(s): "
+            f"{_names(details)}"
+        )
+    else:
+        why = f"requested by annotation {ANNOTATION_ROLLOUT_ABORT}={record.revision}"
+        if details:
+            why += f"; failed or timed-out add-on(s): {_names(details)}"
+    rolled = aborting.configs_text(target.changed) if target is not None and target.changed else "the desired configurations"
+    if target is not None and target.desired is not None:
+        outcome = f"returning the add-ons to the last known good configuration {aborting.configs_text(target.good)}"
+    else:
+        outcome = f"it cannot be reverted: {target.blocked if target is not None else 'unknown'}"
+    return RolloutEvent(
+        EVENT_ROLLOUT_ABORTED,
+        f'placement "{node.key}": configuration rollout of {rolled} aborted at {record.time} ({why}); {outcome}',
+        WARNING,
+    )
+
+
+def _retried(node: NodeReport) -> RolloutEvent:
+    record = node.retried
+    assert record is not None
+    if record.cause == aborting.CAUSE_REQUESTED:
+        how = f"annotation {ANNOTATION_ROLLOUT_ABORT} no longer names revision {record.revision}"
+    else:
+        how = f"annotation {ANNOTATION_ROLLOUT_RETRY}={record.time}"
+    return RolloutEvent(
+        EVENT_ROLLOUT_RETRIED,
+        f'placement "{node.key}": the configuration rollout aborted at {record.time} is retried ({how})',
+    )
+
+
 def _completed(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     cond = condition(entry, ADDON_CONDITION_PROGRESSING)
     if cond is not None and cond.get("status") == CONDITION_FALSE and cond.get("reason") == REASON_ADDON_COMPLETED:
@@ -131,8 +184,12 @@ def rollout_events(
     events: list[RolloutEvent] = []
     memory: dict[str, frozenset[str]] = {}
     for node in plan.nodes:
+        if node.retried is not None:
+            events.append(_retried(node))
+        if node.new_abort:
+            events.append(_aborted(node))
         events.extend(_waves(node, written))
-        if node.breach and node.error is None:
+        if node.breach and node.error is None and node.aborted is None:
             key = frozenset(node.failures())
             memory[node.key] = key
             if breaches.get(node.key) != key:

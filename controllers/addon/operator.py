@@ -21,6 +21,12 @@ Never wider than the strategy: before a pass gives MCAs a new desired configurat
 them in flight), it records them on the CMA (``controllers.rollout.reservations``) with the CMA's
 resourceVersion as read, after confirming the MCAs from the API; every MCA status write carries
 the MCA's resourceVersion. Of two overlapping instances one gets 409 and plans again.
+
+Aborts (``abort``) go the same way: the pass that aborts a placement's rollout confirms the MCAs
+from the API, then writes the abort record in the same fenced CMA write as the reservations (the
+aborted placement's are cleared), and only then reverts MCAs and sends its events. A pass plans
+from the newest CMA it knows (its own last write when the informer has not delivered it yet), so
+it never carries out a reservation its own abort cancelled.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from api.constants import (
     LABEL_PLACEMENT,
 )
 from api.meta import format_validation_error
-from controllers.addon import configrollout, configs, events, install, progressing
+from controllers.addon import abort, configrollout, configs, events, install, progressing
 from controllers.addon.configcache import ConfigCaches
 from controllers.addon.inputs import PlacementInput
 from controllers.common.wire import (
@@ -140,6 +146,18 @@ def _cma_config_keys(cma: JSON) -> set[tuple[str, str, str, str]]:
     return keys
 
 
+def _known_good_keys(cma: JSON) -> set[tuple[str, str, str, str]]:
+    """The last known good configurations the CMA's installProgressions name (what an aborted
+    placement returns to: a change of them concerns the CMA)."""
+    keys = set()
+    for entry in (cma.get("status") or {}).get("installProgressions") or []:
+        for item in (entry.get("configReferences") or []) if isinstance(entry, dict) else ():
+            good = item.get("lastKnownGoodConfig") if isinstance(item, dict) else None
+            if isinstance(good, dict) and good.get("name") and item.get("resource"):
+                keys.add((str(item.get("group") or ""), str(item["resource"]), str(good.get("namespace") or ""), str(good["name"])))
+    return keys
+
+
 def _cma_placements(cma: JSON) -> set[tuple[str, str]]:
     found = set()
     for placement in ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements") or []:
@@ -194,6 +212,8 @@ class AddonController:
         self.cmas_by_placement: dict[tuple[str, str], set[str]] = {}
         self.placements_of_cma: dict[str, set[tuple[str, str]]] = {}
         self.cmas_by_config: dict[tuple[str, str, str, str], set[str]] = {}
+        # CMA name -> the CMA as this instance last wrote it (newer than the informer's, for a moment).
+        self.written_cmas: dict[str, JSON] = {}
         self.configs_of_cma: dict[str, set[tuple[str, str, str, str]]] = {}
         self.mcas_by_config: dict[tuple[str, str, str, str], set[str]] = {}
         self.configs_of_mca: dict[str, set[tuple[str, str, str, str]]] = {}
@@ -276,7 +296,9 @@ class AddonController:
         name = name_of(obj)
         deleted = event_type == "DELETED"
         self._reindex(self.cmas_by_placement, self.placements_of_cma, name, set() if deleted else _cma_placements(obj))
-        self._reindex(self.cmas_by_config, self.configs_of_cma, name, set() if deleted else _cma_config_keys(obj))
+        self._reindex(
+            self.cmas_by_config, self.configs_of_cma, name, set() if deleted else _cma_config_keys(obj) | _known_good_keys(obj)
+        )
         self.cma_queue.add(name)
         for cluster in self.mcas_by_name.get(name, {}):
             self.mca_queue.add(f"{cluster}/{name}")
@@ -351,8 +373,19 @@ class AddonController:
 
     # -- reading ---------------------------------------------------------------------------------------
     def _cma(self, name: str) -> JSON | None:
+        """The CMA from the informer, or this instance's own last write of it while the informer
+        has not caught up."""
         assert self.cma_cache is not None
-        return self.cma_cache.get(name)
+        cached = self.cma_cache.get(name)
+        written = self.written_cmas.get(name)
+        if written is None:
+            return cached
+        if cached is not None and meta(written).get("uid") == meta(cached).get("uid") and newer(written, cached) and (
+            meta(written).get("resourceVersion") != meta(cached).get("resourceVersion")
+        ):
+            return written
+        del self.written_cmas[name]
+        return cached
 
     def _placement_inputs(self, cma: JSON) -> dict[tuple[str, str], PlacementInput]:
         assert self.placement_cache is not None and self.decision_cache is not None
@@ -391,9 +424,11 @@ class AddonController:
         """Patch the CMA with its resourceVersion as precondition; None on a conflict."""
         patch = fenced(patch, body)
         try:
-            return await self.kube.patch(CLUSTER_MANAGEMENT_ADDONS, name_of(body), patch, subresource=subresource)
+            updated = await self.kube.patch(CLUSTER_MANAGEMENT_ADDONS, name_of(body), patch, subresource=subresource)
         except (Conflict, NotFound):
             return None
+        self.written_cmas[name_of(updated)] = updated
+        return updated
 
     async def _patch_mca(self, mca: JSON, patch: JSON, *, subresource: str | None) -> JSON | None:
         """Patch one MCA with its resourceVersion as precondition; None on a conflict (the cache
@@ -434,6 +469,7 @@ class AddonController:
     async def reconcile_cma(self, name: str) -> float | None:
         body = self._cma(name)
         if body is None:
+            self.written_cmas.pop(name, None)
             self.breaches.pop(name, None)
             self.spellings.pop(name, None)
             self.retries.pop(name, None)
@@ -465,19 +501,27 @@ class AddonController:
         planned = {**body, "status": status}
         mcas = self._mcas(name)
         record = self._reservations(name, body)
-        plan = configrollout.plan_config_rollout(cma=planned, mcas=mcas, placements=placements, reserved=record, now=now)
-        if plan.reservations.adds_to(record):
-            # New MCAs go in flight: plan them from the API itself, not only from the cache.
+        hash_of = self.configs.spec_hash
+        plan = configrollout.plan_config_rollout(
+            cma=planned, mcas=mcas, placements=placements, reserved=record, now=now, hash_of=hash_of
+        )
+        if plan.reservations.adds_to(record) or plan.new_aborts:
+            # New MCAs go in flight, or a rollout is aborted: decide from the API itself, not
+            # only from the cache.
             confirmed = await self._confirm_mcas(name, mcas)
             if confirmed is not None:
                 mcas = confirmed
                 plan = configrollout.plan_config_rollout(
-                    cma=planned, mcas=mcas, placements=placements, reserved=record, now=now
+                    cma=planned, mcas=mcas, placements=placements, reserved=record, now=now, hash_of=hash_of
                 )
+        await self._report_abort_record(name, body, plan.abort_record_error)
+        annotations: dict[str, str | None] = {}
         if plan.reservations != record:
-            fenced = await self._patch_cma(
-                body, {"metadata": {"annotations": reservations.annotation_patch(plan.reservations)}}, subresource=None
-            )
+            annotations.update(reservations.annotation_patch(plan.reservations))
+        if plan.aborts_changed:
+            annotations.update(abort.annotation_patch(plan.aborts))
+        if annotations:
+            fenced = await self._patch_cma(body, {"metadata": {"annotations": annotations}}, subresource=None)
             if fenced is None:
                 log.info("reservation conflict: planning again", extra={"key": name})
                 return CONFLICT_RETRY_SECONDS
@@ -502,6 +546,16 @@ class AddonController:
         if recheck is not None and recheck < MAX_RECHECK_SECONDS:
             return recheck
         return None
+
+    async def _report_abort_record(self, name: str, body: JSON, error: str | None) -> None:
+        """A damaged abort record is ignored (and replaced by the next abort): say so once."""
+        if error is None:
+            self.reported.pop(f"aborts/{name}", None)
+            return
+        await self._once(
+            f"aborts/{name}", body, CLUSTER_MANAGEMENT_ADDONS.api_version, KIND, EVENT_INVALID,
+            f"ignoring the abort record: {error}",
+        )
 
     async def _report_unhashable(self, name: str, body: JSON) -> None:
         """A configuration the CMA names whose spec cannot be hashed keeps its recorded hash (so

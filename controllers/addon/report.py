@@ -14,7 +14,12 @@ configurations:
 - ``waiting``: its MCA has not been given them yet (or the cluster has no MCA yet).
 
 ``configured`` counts the MCAs that have been given the desired configurations (every state but
-waiting). ``render_addon_report`` draws it as text with progress bars.
+waiting). A paused CMA (annotation ``rollout.ocm-rollout.io/paused``) and an aborted placement
+are shown as such: when an aborted placement's add-ons return to the last known good
+configurations, the states are against those (succeeded: returned and applied; waiting: not
+returned yet), with the abort's time to retry and the failing clusters it recorded; when they
+cannot return, why. Each placement shows the revision of its desired configurations (the value
+the abort annotation takes). ``render_addon_report`` draws it as text with progress bars.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import ADDON_CONDITION_PROGRESSING
+from api.constants import (
+    ADDON_CONDITION_PROGRESSING,
+    ANNOTATION_ROLLOUT_ABORT,
+    ANNOTATION_ROLLOUT_PAUSED,
+    ANNOTATION_ROLLOUT_RETRY,
+)
+from controllers.addon import abort as aborting
+from controllers.addon.abort import Abort
 from controllers.addon.configrollout import (
     FAILED,
     PROGRESSING,
@@ -106,6 +118,12 @@ class PlacementReport:
     recheck_after: float | None = None
     #: The installProgressions entry's Progressing condition: (status, reason, message).
     condition: tuple[str, str, str] | None = None
+    #: ``abort.revision`` of its desired configurations.
+    revision: str = ""
+    #: Its rollout is aborted: the record; the configurations it returns to, or why it cannot.
+    aborted: Abort | None = None
+    returns_to: str | None = None
+    revert_blocked: str | None = None
 
     @property
     def key(self) -> str:
@@ -136,6 +154,8 @@ class AddonReport:
     defaults: GroupReport | None = None
     #: Why the defaults' MCAs are held (a placement is missing or unreadable), or None.
     defaults_held: str | None = None
+    #: The CMA carries the paused annotation.
+    paused: bool = False
 
 
 def _line(node: NodeReport, cluster: str) -> ClusterLine:
@@ -165,7 +185,15 @@ def placement_report(node: NodeReport, progression: Mapping[str, Any] | None) ->
         selected=node.total,
         taken=node.total - node.configured_total,
         recheck_after=node.recheck_after,
+        revision=node.revision,
+        aborted=node.aborted,
     )
+    if node.aborted is not None and node.revert is not None:
+        if node.revert.desired is not None:
+            out.returns_to = aborting.configs_text(node.revert.good)
+        else:
+            out.revert_blocked = node.revert.blocked
+        out.breach = False
     if progression is not None:
         cond = condition(progression, ADDON_CONDITION_PROGRESSING)
         if cond is not None:
@@ -195,7 +223,7 @@ def build_addon_report(
     except ReservationRecordError:
         reserved = EMPTY
     plan = plan_config_rollout(cma=cma, mcas=mcas, placements=placements, reserved=reserved, now=now)
-    report = AddonReport(name_of(cma), install_type(cma) or "Manual", is_lifecycle_managed(cma))
+    report = AddonReport(name_of(cma), install_type(cma) or "Manual", is_lifecycle_managed(cma), paused=plan.paused)
     status = cma.get("status")
     entries = status.get(INSTALL_PROGRESSIONS) if isinstance(status, Mapping) else None
     progressions = {
@@ -246,11 +274,38 @@ def _group_line(group: GroupReport, title: str, pad: int) -> list[str]:
     return lines
 
 
+def _abort_lines(placement: PlacementReport) -> list[str]:
+    record = placement.aborted
+    if record is None:
+        return []
+    if record.cause == aborting.CAUSE_MAX_FAILURES:
+        names = ", ".join(record.clusters) + (
+            f" and {record.failed - len(record.clusters)} more" if record.failed > len(record.clusters) else ""
+        )
+        why = f"failureStrategy AbortAll, maxFailures breached by {record.failed} add-on(s): {names}"
+        resume = f"retry: annotation {ANNOTATION_ROLLOUT_RETRY}={record.time}"
+    else:
+        why = f"requested by annotation {ANNOTATION_ROLLOUT_ABORT}={record.revision}"
+        resume = f"retry: remove annotation {ANNOTATION_ROLLOUT_ABORT}"
+    lines = [f"    ABORTED at {record.time} ({why})"]
+    if placement.returns_to is not None:
+        lines.append(f"      the add-ons return to the last known good configuration {placement.returns_to}")
+    elif placement.revert_blocked is not None:
+        lines.append(f"      cannot be reverted: {placement.revert_blocked}")
+    lines.append(f"      no other add-on is given the new configurations; {resume} (or change the configurations)")
+    return lines
+
+
 def render_addon_report(report: AddonReport) -> str:
     """The human-readable configuration-rollout status of one CMA."""
     lines = [f"ClusterManagementAddOn {report.name} (install strategy {report.install_type})"]
     if not report.managed:
         lines.append("  self-managed (lifecycle annotation): the hub manager does not roll its configurations out")
+    elif report.paused:
+        lines.append(
+            f"  PAUSED (annotation {ANNOTATION_ROLLOUT_PAUSED}=true): no add-on is given new configurations"
+            " until it is removed"
+        )
     for placement in report.placements:
         lines.append("")
         head = f"  placement {placement.key} ({placement.strategy}, {placement.selected} selected)"
@@ -271,6 +326,9 @@ def render_addon_report(report: AddonReport) -> str:
             lines.append(f"    {placement.taken} selected cluster(s) configured by a later placement")
         if placement.unready is not None:
             lines.append(f"    waiting for complete decisions: {placement.unready}")
+        if placement.revision:
+            lines.append(f"    revision {placement.revision} (abort it with annotation {ANNOTATION_ROLLOUT_ABORT}={placement.revision})")
+        lines.extend(_abort_lines(placement))
         if placement.breach:
             lines.append("    maxFailures breached: no new clusters are configured until failures recover")
         if not placement.groups:

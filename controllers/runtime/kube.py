@@ -70,6 +70,8 @@ CLUSTER_MANAGEMENT_ADDONS = Resource(
 )
 MANAGED_CLUSTER_ADDONS = Resource(ADDON_GROUP, "v1alpha1", "managedclusteraddons", "ManagedClusterAddOn")
 ADDON_DEPLOYMENT_CONFIGS = Resource(ADDON_GROUP, "v1alpha1", "addondeploymentconfigs", "AddOnDeploymentConfig")
+# Template revisions of ManifestWorkReplicaSets (controllers.workset.revisions).
+CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 
 
 class KubeError(Exception):
@@ -262,10 +264,15 @@ class Kube:
         *,
         propagation_policy: str | None = None,
         ignore_missing: bool = True,
+        preconditions: JSON | None = None,
     ) -> JSON | None:
+        """Delete an object; ``preconditions`` (``uid``, ``resourceVersion``) make the API server
+        refuse it (409 Conflict) when the object is not that one any more."""
         body: JSON = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation_policy:
             body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = dict(preconditions)
         try:
             return await self.request("DELETE", res.path(namespace, name), body=body)
         except NotFound:

@@ -48,6 +48,8 @@ from controllers.common.wire import JSON, format_time, is_deleting, labels_of
 from controllers.workset.plan import DeployPlan, RefPlan
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
+# The revision fields of status (OCM enhancement 229; controllers.workset.rollback decides them).
+REVISION_FIELDS = ("currentRevision", "updateRevision", "collisionCount", "abortedTime")
 
 # Kinds of write failure (improvement 2) and the reason each gives ManifestworkApplied.
 NAMESPACE_NOT_FOUND = "NamespaceNotFound"
@@ -404,4 +406,5 @@ def _normal_status(status: Mapping[str, Any]) -> Any:
         conditions,
         entries,
         tuple(sorted(summary(status.get("summary")).items())) if "summary" in status else None,
+        tuple(status.get(key) for key in REVISION_FIELDS),
     )

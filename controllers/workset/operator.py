@@ -4,21 +4,31 @@ One pass per MWRS key (MWRS.md 3): finalize (4) or add the finalizer, then deplo
 status (6), then patch the status only if it changed, record the rollout's events, and ask to
 be looked at again when the planner's recheck time comes (8).
 
-Inputs come from caches: kopf informers for MWRS, Placements and PlacementDecisions, and a light
-list-and-watch cache for the many ManifestWorks (``controllers.runtime.watchcache``); every change to them
+Inputs come from caches: kopf informers for MWRS, Placements and PlacementDecisions, and light
+list-and-watch caches for the many ManifestWorks and for the template revisions (ControllerRevisions,
+``controllers.runtime.watchcache``); every change to them
 re-queues the MWRS keys that depend on it (a work through its owner label, also when hashed). The controller's own writes
 are overlaid on the caches until the caches catch up ("read your writes"), so a pass never
 plans from a view older than what this controller already wrote, and a (cluster, placement)
 never gets a second work. After a restart the caches are complete before the first pass
 (informer.py), so the same holds across restarts.
+
+Revision history, abort, retry and pause (OCM enhancement 229): a pass first records the spec's
+template as the update revision (``history``), plans it under the strategies, and lets
+``rollback.decide`` say whether it rolls it out, reverts every cluster to the current revision
+(an abort) or writes nothing (paused, or aborted with nothing to revert to). The revision fields
+of status (abortedTime first of all) are recorded with the MWRS's resourceVersion as
+precondition before any work is written, so a pass that restarts, or a second instance, plans
+from them; the history is pruned once the status is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,10 +37,15 @@ from pydantic import ValidationError
 
 from api.constants import (
     ANNOTATION_MANIFESTWORK_REPLICASET,
+    ANNOTATION_ROLLOUT_ABORT,
     CASCADE_DELETION_BACKGROUND,
     CASCADE_DELETION_FOREGROUND,
     CONDITION_MANIFESTWORK_APPLIED,
+    EVENT_REVISION_CREATED,
+    EVENT_ROLLOUT_ABORTED,
+    EVENT_ROLLOUT_RETRIED,
     FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP,
+    LABEL_CONTROLLER_HASH,
     LABEL_MANIFESTWORK_REPLICASET,
     LABEL_PLACEMENT,
     LABEL_PLACEMENT_NAME,
@@ -51,9 +66,11 @@ from controllers.common.wire import (
 from controllers.rollout import reservations
 from controllers.rollout.reservations import ReservationRecordError, Reservations
 from controllers.runtime import metrics
-from controllers.runtime.events import NORMAL, WARNING, EventRecorder
+from controllers.runtime.events import NORMAL, WARNING, EventRecorder, build_event
 from controllers.runtime.informer import Informer, InformerSet
 from controllers.runtime.kube import (
+    CONTROLLER_REVISIONS,
+    EVENTS,
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
@@ -69,10 +86,13 @@ from controllers.runtime.queue import WorkQueue, run_workers
 from controllers.runtime.registry import ControllerContext
 from controllers.runtime.watchcache import WatchCache, newer
 from controllers.runtime.writer import ConcurrentWriter
-from controllers.workset import aggregation, events, report, ttl
+from controllers.workset import aggregation, events, history, progress, report, rollback, ttl
 from controllers.workset.aggregation import DeployOutcome, WriteFailure
+from controllers.workset.history import HistoryStep
 from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
-from controllers.workset.template import normal_spec
+from controllers.workset.revisions import owned_by, revision_name, template_of
+from controllers.workset.rollback import RollbackDecision
+from controllers.workset.template import normal_spec, spec_equals_template
 from controllers.workset.workbuild import Owner, belongs_to, owner_for
 
 log = logging.getLogger(__name__)
@@ -88,6 +108,8 @@ RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 300.0
 # After a write conflict the watch event that caused it is usually a moment away.
 CONFLICT_RETRY_SECONDS = 0.5
+# The revisions the controller watches: labelled with an owner and a template hash.
+REVISION_SELECTOR = f"{LABEL_MANIFESTWORK_REPLICASET},{LABEL_CONTROLLER_HASH}"
 
 _Key = tuple[str, str]
 T = TypeVar("T")
@@ -182,6 +204,18 @@ class WorksetController:
         # ManifestWorks are many and change often: a light list-and-watch cache, not kopf.
         self.work_cache = WatchCache(context.kube, MANIFEST_WORKS, on_change=self.on_work)
         self.work_cache_task: asyncio.Task[None] | None = None
+        # Template revisions (ControllerRevisions), indexed by owner label value like the works.
+        self.revision_cache = WatchCache(
+            context.kube, CONTROLLER_REVISIONS, label_selector=REVISION_SELECTOR, on_change=self.on_revision
+        )
+        self.revision_cache_task: asyncio.Task[None] | None = None
+        self.revisions_rw = ReadYourWrites()
+        self.revisions_by_owner: dict[str, dict[_Key, JSON]] = {}
+        self.revision_owner: dict[_Key, str] = {}
+        # MWRS key -> revision names taken by objects that are not its revisions (AlreadyExists).
+        self.taken_names: dict[str, set[str]] = {}
+        # MWRS key -> the abortedTime whose RolloutAborted event is recorded.
+        self.aborts_told: dict[str, str] = {}
         self.placement_cache: Informer | None = None
         self.decision_cache: Informer | None = None
         self.works_rw = ReadYourWrites()
@@ -191,6 +225,8 @@ class WorksetController:
         self.owner_of_key: dict[str, str] = {}
         # uid of a work -> (generation, canonical form of its spec (template.normal_spec)).
         self.spec_forms: dict[str, tuple[int, str]] = {}
+        # uid of a revision -> (resourceVersion, canonical form of its template).
+        self.revision_forms: dict[str, tuple[str, str | None]] = {}
         # Works by owner label value, kept from the work informer's events (no full scans).
         self.works_by_owner: dict[str, dict[_Key, JSON]] = {}
         self.work_owner: dict[_Key, str] = {}
@@ -214,6 +250,7 @@ class WorksetController:
         @kopf.on.startup(registry=registry, id="workset_start_workers")
         async def start_workers(**_: Any) -> None:
             self.work_cache_task = asyncio.create_task(self.work_cache.run(), name="workset-work-cache")
+            self.revision_cache_task = asyncio.create_task(self.revision_cache.run(), name="workset-revision-cache")
             self.task = asyncio.create_task(self._run(), name="workset-workers")
             self.ttl_task = asyncio.create_task(self._run_ttl(), name="workset-ttl-workers")
 
@@ -221,7 +258,7 @@ class WorksetController:
         async def stop_workers(**_: Any) -> None:
             self.queue.shut_down()
             self.ttl_queue.shut_down()
-            for task in (self.task, self.ttl_task, self.work_cache_task):
+            for task in (self.task, self.ttl_task, self.work_cache_task, self.revision_cache_task):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -232,6 +269,7 @@ class WorksetController:
         try:
             await self.informers.wait_synced()
             await self.work_cache.synced.wait()
+            await self.revision_cache.synced.wait()
             await run_workers(
                 self.queue, self.reconcile, workers=self.context.workers, on_result=self.context.on_reconcile
             )
@@ -288,6 +326,27 @@ class WorksetController:
             if f"{ns}.{name}" == full:
                 self.queue.add(key)
 
+    def on_revision(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
+        ref = (namespace_of(obj), name_of(obj))
+        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
+        previous = self.revision_owner.pop(ref, None)
+        if previous is not None:
+            bucket = self.revisions_by_owner.get(previous)
+            if bucket is not None:
+                bucket.pop(ref, None)
+                if not bucket:
+                    del self.revisions_by_owner[previous]
+        if value is None:
+            return
+        if event_type == "DELETED":
+            self.revision_forms.pop(str(meta(obj).get("uid") or ""), None)
+        else:
+            self.revision_owner[ref] = value
+            self.revisions_by_owner.setdefault(value, {})[ref] = obj
+        for key in self.owners.get(value, set()):
+            if key.partition("/")[0] == ref[0]:
+                self.queue.add(key)
+
     def on_placement(self, event_type: str, obj: JSON) -> None:
         self._enqueue_referencing(namespace_of(obj), name_of(obj))
 
@@ -335,6 +394,26 @@ class WorksetController:
                 found[key] = body
         return sorted(found.values(), key=lambda w: (namespace_of(w), name_of(w)))
 
+    def owned_revisions(self, body: JSON, owner: Owner) -> list[JSON]:
+        """The MWRS's template revisions (controlled by it), as stored plus this controller's own
+        recent writes; those whose deletion was requested are left out."""
+        uid = str(meta(body).get("uid") or "")
+        namespace = namespace_of(body)
+
+        def mine(rev: JSON) -> bool:
+            return namespace_of(rev) == namespace and owned_by(rev, uid) and not is_deleting(rev)
+
+        found: dict[_Key, JSON] = {}
+        for key, rev in list(self.revisions_by_owner.get(owner.label_value, {}).items()):
+            seen = self.revisions_rw.view(rev, key)
+            if seen is not None and mine(seen):
+                found[key] = seen
+        for key, created in self.revisions_rw.pending_creates():
+            if key not in found and self.revision_cache.get(key[1], key[0]) is None and mine(created):
+                if labels_of(created).get(LABEL_MANIFESTWORK_REPLICASET) == owner.label_value:
+                    found[key] = created
+        return list(found.values())
+
     async def _confirm_owned_works(self, owner: Owner, planned_from: list[JSON]) -> list[JSON] | None:
         """The owner's works as the API has them now, merged with what the pass planned from
         (the newer copy of each); None when that adds nothing the plan did not already know."""
@@ -363,6 +442,24 @@ class WorksetController:
 
     def _cached_work(self, key: _Key) -> JSON | None:
         return self.work_cache.get(key[1], key[0])
+
+    def revision_matcher(self, template: JSON) -> Callable[[Mapping[str, Any]], bool]:
+        """Does a revision hold ``template``? (history.holds_template, with each revision's
+        canonical form cached by uid and resourceVersion)."""
+        wanted = normal_spec(template)
+
+        def holds(revision: Mapping[str, Any]) -> bool:
+            uid = str(meta(revision).get("uid") or "")
+            version = str(meta(revision).get("resourceVersion") or "")
+            known = self.revision_forms.get(uid) if uid else None
+            if known is None or known[0] != version:
+                held = template_of(revision)
+                known = (version, None if held is None else normal_spec(held))
+                if uid:
+                    self.revision_forms[uid] = known
+            return known[1] == wanted
+
+        return holds
 
     def spec_matcher(self, template: JSON) -> Callable[[JSON], bool]:
         wanted = normal_spec(template)
@@ -408,6 +505,8 @@ class WorksetController:
         self.breaches.pop(key, None)
         self.spellings.pop(key, None)
         self.retries.pop(key, None)
+        self.taken_names.pop(key, None)
+        self.aborts_told.pop(key, None)
         self.mwrs_rw.forget_namespace_name((namespace, name))
         metrics.forget_rollout(KIND, namespace, name)
 
@@ -469,7 +568,26 @@ class WorksetController:
             ref.model_dump(by_alias=True, exclude_none=True, mode="json") for ref in model.spec.placement_refs
         ]
         planned_body = {**body, "spec": spec}
+        status = body.get("status") or {}
+
+        # 1. The update revision: the spec's template, recorded in the history.
+        step = history.resolve_update(
+            mwrs=body,
+            owner_label_value=owner.label_value,
+            revisions=self.owned_revisions(body, owner),
+            collision_count=status.get("collisionCount"),
+            taken=self.taken_names.get(key, ()),
+            holds=self.revision_matcher(spec.get("manifestWorkTemplate") or {}),
+        )
+        if not await self._record_revision(key, body, owner, step, now):
+            return CONFLICT_RETRY_SECONDS
+        update = step.update
+        revisions = self.owned_revisions(body, owner)
+        current_revision = history.find(revisions, status.get("currentRevision"), name_of(body))
+        current_template = None if current_revision is None else template_of(current_revision)
+
         matches = self.spec_matcher(spec.get("manifestWorkTemplate") or {})
+        revert_matches = None if current_template is None else self.spec_matcher(current_template)
         assert self.placement_cache is not None and self.decision_cache is not None
         placements: dict[str, JSON | None] = {}
         decisions: dict[str, list[JSON]] = {}
@@ -479,8 +597,9 @@ class WorksetController:
         works = self.owned_works(owner)
         record = self._reservations(key, body)
 
-        def planned(current_works: list[JSON]) -> DeployPlan:
-            return plan_deploy(
+        # 2. Plan the update revision under the strategies; decide what the pass does with it.
+        def planned(current_works: list[JSON]) -> tuple[DeployPlan, RollbackDecision, DeployPlan, rollback.Held | None]:
+            plan_u = plan_deploy(
                 mwrs=planned_body,
                 owner=owner,
                 works=current_works,
@@ -489,9 +608,37 @@ class WorksetController:
                 now=now,
                 spec_matches=matches,
                 reserved=record,
+                revision_hash=update.hash,
             )
+            decision = rollback.decide(
+                mwrs=body,
+                update=update,
+                collision_count=step.collision_count,
+                current_available=current_template is not None,
+                breaches=rollback.abort_breaches(spec, plan_u),
+                complete=rollback.rolled_out(plan_u),
+                now=now,
+            )
+            plan = plan_u
+            if decision.mode == rollback.REVERTING:
+                assert current_template is not None and revert_matches is not None
+                plan = plan_deploy(
+                    mwrs={**planned_body, "spec": rollback.revert_spec(spec, current_template)},
+                    owner=owner,
+                    works=current_works,
+                    placements=placements,
+                    decisions=decisions,
+                    now=now,
+                    spec_matches=revert_matches,
+                    reserved=record,
+                    revision_hash=decision.current,
+                )
+            held = None
+            if decision.paused or decision.mode == rollback.HALTED:
+                plan, held = rollback.hold(plan, record)
+            return plan_u, decision, plan, held
 
-        plan = planned(works)
+        plan_u, decision, plan, held = planned(works)
         if plan.reservations.adds_to(record):
             # New clusters go in flight: plan them from the API itself, not only from the cache,
             # which may lag (e.g. right after a restart), then reserve them on the MWRS with its
@@ -499,7 +646,15 @@ class WorksetController:
             # makes one of us fail here with 409 and plan again from what the other reserved.
             confirmed = await self._confirm_owned_works(owner, works)
             if confirmed is not None:
-                plan = planned(confirmed)
+                plan_u, decision, plan, held = planned(confirmed)
+        is_current = matches if decision.mode != rollback.REVERTING or revert_matches is None else revert_matches
+
+        # 3. The revision fields (an abort above all) are stored before any work is written.
+        recorded = await self._record_decision(key, body, decision, now)
+        if recorded is None:
+            return CONFLICT_RETRY_SECONDS
+        body = recorded
+        await self._tell_abort(key, body, decision, now)
         if plan.reservations != record:
             fenced = await self._reserve(body, plan.reservations)
             if fenced is None:
@@ -512,16 +667,28 @@ class WorksetController:
             plan=plan,
             outcome=outcome,
             works=works_after,
-            is_current=matches,
+            is_current=is_current,
             now=now,
             namespace=namespace,
         )
+        new_status = progress.finish_status(
+            result.status,
+            old_status=body.get("status"),
+            mwrs_name=name_of(body),
+            decision=decision,
+            plan_u=plan_u,
+            executed=plan,
+            held=held,
+            now=now,
+        )
         persisted = True
-        if aggregation.status_changed(body.get("status"), result.status):
-            persisted = await self._patch_mwrs(body, {"status": result.status}, subresource="status") is not None
+        if aggregation.status_changed(body.get("status"), new_status):
+            persisted = await self._patch_mwrs(body, {"status": new_status}, subresource="status") is not None
+        if persisted:
+            await self._prune(body, owner, model.spec.revision_history_limit, decision)
         # A status that did not reach the API (a conflict: the next pass comes) announces nothing;
         # waves and breaches are about works already written, so they are told in any case.
-        await self._record_events(key, body, plan, outcome, result.status if persisted else body.get("status") or {}, now)
+        await self._record_events(key, body, plan, outcome, new_status if persisted else body.get("status") or {}, now)
         self._publish_metrics(body, plan)
         failures = outcome.failures()
         if failures:
@@ -535,6 +702,136 @@ class WorksetController:
         if recheck is not None and recheck < MAX_RECHECK_SECONDS:
             return recheck
         return None
+
+    # -- revisions ------------------------------------------------------------------------------
+    async def _record_revision(self, key: str, body: JSON, owner: Owner, step: HistoryStep, now: Any) -> bool:
+        """Create or renumber the update revision; False when the pass must start again (a
+        conflict, or a name taken by an object that is not this template's revision)."""
+        namespace = namespace_of(body)
+        update = step.update
+        if step.create is not None:
+            try:
+                created = await self.kube.create(CONTROLLER_REVISIONS, step.create, namespace)
+            except Conflict:
+                return await self._adopt_revision(key, body, owner, step)
+            self.revisions_rw.wrote(None, created)
+            self.taken_names.pop(key, None)
+            await self._event(
+                body,
+                EVENT_REVISION_CREATED,
+                f"revision {update.number} ({update.name}) records the new template",
+                now,
+            )
+        elif step.renumber is not None:
+            cached = next((r for r in self.owned_revisions(body, owner) if name_of(r) == update.name), None)
+            try:
+                patched = await self.kube.patch(CONTROLLER_REVISIONS, update.name, step.renumber, namespace)
+            except (Conflict, NotFound):
+                return False
+            self.revisions_rw.wrote(cached, patched)
+            await self._event(
+                body,
+                EVENT_REVISION_CREATED,
+                f"the template of an earlier revision came back: {update.name} is revision {update.number} now",
+                now,
+            )
+        return True
+
+    async def _adopt_revision(self, key: str, body: JSON, owner: Owner, step: HistoryStep) -> bool:
+        """A revision of the wanted name exists though the cache does not show it: adopt it when
+        it is this MWRS's revision of this template (the cache lags), else remember the name as
+        taken (the next pass raises collisionCount)."""
+        update = step.update
+        selector = f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value},{LABEL_CONTROLLER_HASH}={update.hash}"
+        found = await self.kube.list_objects(CONTROLLER_REVISIONS, namespace_of(body), label_selector=selector)
+        for rev in found:
+            held = template_of(rev)
+            if (
+                name_of(rev) == update.name
+                and owned_by(rev, str(meta(body).get("uid") or ""))
+                and held is not None
+                and spec_equals_template(held, update.template)
+            ):
+                self.revision_cache.remember(rev)
+                self.on_revision("MODIFIED", rev, None)
+                return False  # plan again with it
+        self.taken_names.setdefault(key, set()).add(update.name)
+        log.info("revision name taken: hashing again", extra={"key": key, "revision": update.name})
+        return False
+
+    async def _record_decision(self, key: str, body: JSON, decision: RollbackDecision, now: Any) -> JSON | None:
+        """Store the revision fields of status (fenced) before any work is written; None on a
+        conflict. An abort request the retry supersedes is withdrawn first."""
+        patch = rollback.fields_patch(body.get("status"), decision.fields())
+        if patch is None:
+            return body
+        if decision.clear_abort_request:
+            withdrawn = await self._patch_mwrs(
+                body, {"metadata": {"annotations": {ANNOTATION_ROLLOUT_ABORT: None}}}, subresource=None
+            )
+            if withdrawn is None:
+                return None
+            body = withdrawn
+        if decision.started_abort:
+            # The cause is stored with abortedTime: after a restart it is still there to tell.
+            patch["conditions"] = progress.abort_conditions(body.get("status"), decision, name_of(body), now)
+        stored = await self._patch_mwrs(body, {"status": patch}, subresource="status")
+        if stored is None:
+            log.info("revision status conflict: planning again", extra={"key": key})
+            return None
+        update_name = revision_name(name_of(body), decision.update.hash)
+        if decision.retried:
+            await self._event(
+                stored,
+                EVENT_ROLLOUT_RETRIED,
+                f"abort of revision {update_name} retried: rolling it out again under each placement's strategy",
+                now,
+            )
+        return stored
+
+    async def _tell_abort(self, key: str, body: JSON, decision: RollbackDecision, now: Any) -> None:
+        """The Warning RolloutAborted, once per abort: named after the MWRS's uid and abortedTime,
+        so whichever pass or instance tells it first (also after a restart between storing the
+        abort and telling it) writes it, and any later attempt meets AlreadyExists."""
+        if decision.aborted_time is None or self.aborts_told.get(key) == decision.aborted_time:
+            return
+        cause = progress.abort_cause(decision, body.get("status"), name_of(body))
+        message = f"{cause}; {progress.abort_outlook(decision, name_of(body))}"
+        obj = {**body, "apiVersion": MANIFEST_WORK_REPLICA_SETS.api_version, "kind": KIND}
+        event = build_event(obj, reason=EVENT_ROLLOUT_ABORTED, message=message, event_type=WARNING,
+                            component=COMPONENT, now=now)
+        digest = hashlib.sha256(f"{meta(body).get('uid')}\x00{decision.aborted_time}".encode()).hexdigest()[:16]
+        event["metadata"]["name"] = f"{name_of(body)}.{digest}"
+        try:
+            await self.kube.create(EVENTS, event, namespace_of(body))
+        except Conflict:
+            pass  # told already
+        except KubeError as exc:
+            log.warning("event not recorded", extra={"key": key, "reason": EVENT_ROLLOUT_ABORTED, "error": str(exc)})
+            return
+        else:
+            log.info("rollout event", extra={"key": key, "reason": EVENT_ROLLOUT_ABORTED, "event_message": message})
+        self.aborts_told[key] = decision.aborted_time
+
+    async def _prune(self, body: JSON, owner: Owner, limit: int, decision: RollbackDecision) -> None:
+        """Delete the revisions beyond the history limit (never the current or update revision)."""
+        status = body.get("status") or {}
+        keep = {status.get("currentRevision"), status.get("updateRevision"), decision.current, decision.update.hash}
+        for rev in history.prune(self.owned_revisions(body, owner), limit=limit, keep=keep, mwrs_name=name_of(body)):
+            preconditions = {"uid": meta(rev).get("uid"), "resourceVersion": meta(rev).get("resourceVersion")}
+            try:
+                await self.kube.delete(
+                    CONTROLLER_REVISIONS, name_of(rev), namespace_of(rev), preconditions=preconditions
+                )
+            except Conflict:
+                continue  # changed meanwhile (renumbered by an undo): the next pass decides again
+            self.revisions_rw.delete_requested(dict(rev))
+
+    async def _event(self, body: JSON, reason: str, message: str, now: Any, *, warning: bool = False) -> None:
+        obj = {**body, "apiVersion": MANIFEST_WORK_REPLICA_SETS.api_version, "kind": KIND}
+        key = f"{namespace_of(body)}/{name_of(body)}"
+        log.info("rollout event", extra={"key": key, "reason": reason, "event_message": message})
+        await self.recorder.record(obj, reason=reason, message=message, now=now, event_type=WARNING if warning else NORMAL)
 
     async def _report_invalid(self, body: JSON, errors: str, now: Any) -> float | None:
         conditions = list((body.get("status") or {}).get("conditions") or [])

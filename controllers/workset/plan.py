@@ -187,6 +187,7 @@ def plan_deploy(
     spec_matches: Callable[[JSON], bool] | None = None,
     reserved: Reservations = EMPTY,
     max_new_reservations: int = MAX_NEW_PER_PASS,
+    revision_hash: str | None = None,
 ) -> DeployPlan:
     """Plan the deploy step of ``mwrs``.
 
@@ -250,6 +251,7 @@ def plan_deploy(
             now=now,
             reserved=reserved.of(name),
             budget=budget,
+            revision_hash=revision_hash,
         )
         result.refs.append(ref_plan)
         result.deferred += ref_plan.deferred
@@ -279,6 +281,7 @@ def _plan_ref(
     now: datetime,
     reserved: frozenset[str] = frozenset(),
     budget: list[int] | None = None,
+    revision_hash: str | None = None,
 ) -> RefPlan:
     name = str(ref.get("name") or "")
     selected, group_count = placement_counts(placement)
@@ -333,6 +336,7 @@ def _plan_ref(
             existing=stored,
             existing_current=stored_current,
             now=now,
+            revision_hash=revision_hash,
         )
         if stored is not None and stored_current and metadata_matches(stored, metadata):
             continue

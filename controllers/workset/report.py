@@ -7,6 +7,8 @@ Per placement and decision group, every decided cluster is in one state:
 - ``progressing``: its work has the current template but is not done yet;
 - ``waiting``: no work with the current template yet (the rollout has not reached it).
 ``applied`` counts the clusters whose current work reports ``Applied`` True at its generation.
+Above the placements: the update and current template revisions (status), whether the rollout is
+paused or aborted (and how to retry), the ``Progressing`` condition and the ``updated`` counts.
 
 Pure: built from the same objects and planner the controller uses, with ``now`` as argument.
 """
@@ -19,9 +21,11 @@ from datetime import datetime
 from typing import Any
 
 from api.constants import (
+    ANNOTATION_ROLLOUT_RETRY,
     CONDITION_MANIFESTWORK_APPLIED,
     CONDITION_PLACEMENT_ROLLED_OUT,
     CONDITION_PLACEMENT_VERIFIED,
+    CONDITION_PROGRESSING,
     ROLLOUT_TYPE_ALL,
     WORK_CONDITION_APPLIED,
 )
@@ -29,6 +33,7 @@ from controllers.common import rollout_text
 from controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from controllers.rollout.strategy import effective_type
 from controllers.workset.plan import RefPlan, plan_deploy
+from controllers.workset.revisions import revision_name
 from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
 from controllers.workset.workbuild import owner_for
 
@@ -86,12 +91,23 @@ class PlacementReport:
 
 
 @dataclass
+class Revisions:
+    """The template revisions of the rollout, as its status records them."""
+
+    update: str | None = None
+    current: str | None = None
+    aborted_time: str | None = None
+    paused: bool = False
+
+
+@dataclass
 class Report:
     namespace: str
     name: str
     conditions: dict[str, tuple[str, str, str]]
     summary: dict[str, int]
     placements: list[PlacementReport]
+    revisions: Revisions = field(default_factory=Revisions)
 
 
 def status_counts(ref: RefPlan) -> dict[str, int]:
@@ -207,6 +223,7 @@ def build_report(
             CONDITION_PLACEMENT_VERIFIED,
             CONDITION_PLACEMENT_ROLLED_OUT,
             CONDITION_MANIFESTWORK_APPLIED,
+            CONDITION_PROGRESSING,
         ):
             conditions[str(cond["type"])] = (
                 str(cond.get("status") or ""),
@@ -214,7 +231,18 @@ def build_report(
                 str(cond.get("message") or ""),
             )
     summary = {k: int(v) for k, v in (status.get("summary") or {}).items() if isinstance(v, int)}
-    return Report(namespace, name, conditions, summary, reports)
+
+    def text(key: str) -> str | None:
+        value = status.get(key)
+        return value if isinstance(value, str) and value else None
+
+    revisions = Revisions(
+        update=text("updateRevision"),
+        current=text("currentRevision"),
+        aborted_time=text("abortedTime"),
+        paused=(mwrs.get("spec") or {}).get("paused") is True,
+    )
+    return Report(namespace, name, conditions, summary, reports, revisions)
 
 
 # ------------------------------------------------------------------------------------------
@@ -235,10 +263,36 @@ def _group_title(group: GroupReport) -> str:
     return f"group {group.index}" + (f" ({group.name})" if group.name else "")
 
 
+def _revision_lines(report: Report) -> list[str]:
+    revisions = report.revisions
+    if revisions.update is None:
+        return []
+
+    def named(digest: str | None) -> str:
+        return "none yet" if digest is None else revision_name(report.name, digest)
+
+    state = "rolled out" if revisions.update == revisions.current else "rolling out"
+    if revisions.aborted_time is not None:
+        state = f"ABORTED at {revisions.aborted_time}"
+    lines = [f"  revisions: update {named(revisions.update)} ({state}), current {named(revisions.current)}"]
+    if revisions.paused:
+        lines.append("  PAUSED (spec.paused): no ManifestWork is created, updated or deleted until resumed")
+    if revisions.aborted_time is not None:
+        lines.append(
+            f"  to retry the aborted rollout: annotate {ANNOTATION_ROLLOUT_RETRY}={revisions.aborted_time}"
+            " (or change the template)"
+        )
+    return lines
+
+
 def render_report(report: Report) -> str:
     """The human-readable rollout status of one MWRS."""
     lines = [f"ManifestWorkReplicaSet {report.namespace}/{report.name}"]
-    for type_ in (CONDITION_PLACEMENT_VERIFIED, CONDITION_PLACEMENT_ROLLED_OUT, CONDITION_MANIFESTWORK_APPLIED):
+    lines.extend(_revision_lines(report))
+    types = [CONDITION_PLACEMENT_VERIFIED, CONDITION_PLACEMENT_ROLLED_OUT, CONDITION_MANIFESTWORK_APPLIED]
+    if CONDITION_PROGRESSING in report.conditions:
+        types.append(CONDITION_PROGRESSING)
+    for type_ in types:
         status, reason, message = report.conditions.get(type_, ("-", "", ""))
         line = f"  {type_:<20} {status:<7} {reason}"
         if message:
@@ -246,7 +300,10 @@ def render_report(report: Report) -> str:
         lines.append(line.rstrip())
     if report.summary:
         keys = ("total", "applied", "available", "progressing", "degraded")
-        lines.append("  summary: " + ", ".join(f"{k} {report.summary.get(k, 0)}" for k in keys))
+        line = "  summary: " + ", ".join(f"{k} {report.summary.get(k, 0)}" for k in keys)
+        if report.revisions.update is not None:
+            line += f", updated {report.summary.get('updated', 0)}/{report.summary.get('desiredTotal', 0)}"
+        lines.append(line)
     for placement in report.placements:
         lines.append("")
         head = f"  placement {placement.name} ({placement.strategy}"

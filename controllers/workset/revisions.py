@@ -13,6 +13,11 @@ The hash is FNV-32a over the template's canonical JSON (sorted keys, no spaces),
 collision count (when set) as 8 little-endian bytes, written in decimal and each digit mapped
 through Kubernetes' safe alphabet, like the pod-template hashes of apps/v1 controllers.
 
+When the template of an older revision comes back (an undo), that revision becomes the newest
+again: its ``revision`` is raised above every other, and the numbers it had before are kept in the
+annotation ``work.ocm-rollout.io/revision-history`` (comma-separated, oldest first, as Deployments
+keep ``deployment.kubernetes.io/revision-history`` on their ReplicaSets).
+
 Pure: no I/O. Used by the workset controller and by ``ocm-rollout rollout``.
 """
 
@@ -24,9 +29,11 @@ from typing import Any
 
 from api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
 from api.work_v1alpha1 import API_VERSION as MWRS_API_VERSION
-from controllers.common.wire import JSON, labels_of, meta, name_of
+from controllers.common.wire import JSON, annotations_of, labels_of, meta, name_of
 
 CONTROLLER_REVISION_API_VERSION = "apps/v1"
+# On a revision brought back by an undo: the numbers it had before, comma-separated, oldest first.
+ANNOTATION_REVISION_HISTORY = "work.ocm-rollout.io/revision-history"
 # Kubernetes' rand.SafeEncodeString alphabet (no vowels, no 0, 1, 3: no words, no look-alikes).
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 _FNV_OFFSET = 0x811C9DC5
@@ -120,3 +127,22 @@ def by_number(revisions: Sequence[Mapping[str, Any]], number: int) -> Mapping[st
         if number_of(rev) == number:
             return rev
     return None
+
+
+def earlier_numbers(revision: Mapping[str, Any]) -> list[int]:
+    """The numbers a revision had before undos raised it (its revision-history annotation)."""
+    text = annotations_of(revision).get(ANNOTATION_REVISION_HISTORY) or ""
+    return [int(part) for part in text.split(",") if part.strip().isdigit()]
+
+
+def renumber_patch(revision: Mapping[str, Any], number: int) -> JSON:
+    """The merge patch making ``revision`` number ``number`` (the newest), recording its old number
+    in the revision-history annotation, fenced on the revision's resourceVersion."""
+    numbers = [*earlier_numbers(revision), number_of(revision)]
+    return {
+        "metadata": {
+            "resourceVersion": meta(revision).get("resourceVersion"),
+            "annotations": {ANNOTATION_REVISION_HISTORY: ",".join(str(n) for n in numbers)},
+        },
+        "revision": number,
+    }

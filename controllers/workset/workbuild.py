@@ -2,7 +2,9 @@
 
 - Namespace = cluster; name = the existing work's name for this (cluster, placement), else
   ``generateName: <mwrs name>`` (the API server appends five random characters).
-- Labels = the MWRS's labels, then the owner label and the placement label (overriding).
+- Labels = the MWRS's labels, then the owner label and the placement label (overriding), and the
+  hash of the template revision the work carries (``work.open-cluster-management.io/controller-hash``,
+  OCM enhancement 229) when the caller knows it.
 - Spec = the template verbatim.
 - Improvement 3: when ``<namespace>.<name>`` is not a valid label value, the owner label holds a
   readable prefix plus a hash and the full owner is kept in an annotation.
@@ -25,6 +27,7 @@ from typing import Any
 from api.constants import (
     ANNOTATION_MANIFESTWORK_REPLICASET,
     ANNOTATION_TEMPLATE_APPLIED_TIME,
+    LABEL_CONTROLLER_HASH,
     LABEL_MANIFESTWORK_REPLICASET,
     LABEL_PLACEMENT_NAME,
 )
@@ -116,14 +119,18 @@ def desired_metadata(
     existing: Mapping[str, Any] | None,
     existing_current: bool,
     now: datetime,
+    revision_hash: str | None = None,
 ) -> JSON:
     """The metadata of the work ``mwrs`` wants in ``cluster`` for ``placement``.
 
     ``existing`` is the current work of this (cluster, placement), if any: its name is kept, and
     so is its revision time when ``existing_current`` (its spec already equals the template).
+    ``revision_hash`` is the hash of the template's revision (the controller-hash label).
     """
     labels = dict(labels_of(mwrs))
     labels.update(owner_labels(owner, placement))
+    if revision_hash:
+        labels[LABEL_CONTROLLER_HASH] = revision_hash
     annotations: dict[str, str] = {}
     if owner.annotation is not None:
         annotations[ANNOTATION_MANIFESTWORK_REPLICASET] = owner.annotation
@@ -164,6 +171,7 @@ def desired_work(
     now: datetime,
     existing_current: bool | None = None,
     metadata: JSON | None = None,
+    revision_hash: str | None = None,
 ) -> JSON:
     """The ManifestWork ``mwrs`` wants in ``cluster`` for ``placement``: ``desired_metadata``
     and the template verbatim as its spec. ``existing_current`` says whether ``existing``'s spec
@@ -180,6 +188,7 @@ def desired_work(
             existing=existing,
             existing_current=existing_current,
             now=now,
+            revision_hash=revision_hash,
         )
     return {
         "apiVersion": "work.open-cluster-management.io/v1",

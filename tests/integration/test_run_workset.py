@@ -2,8 +2,9 @@
 exposes during a rollout, and least privilege measured from the hub's request log.
 
 One scenario runs once for the module (create a ManifestWorkReplicaSet over three clusters,
-drop a cluster from the decision, delete the ManifestWorkReplicaSet); the tests then look at
-what was scraped and recorded.
+drop a cluster from the decision, change the template, undo the change, change it again with a
+revision history of one, delete the ManifestWorkReplicaSet); the tests then look at what was
+scraped and recorded.
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from controllers.runtime.kube import MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS, NAMESPACES, PLACEMENTS
+from controllers.runtime.kube import (
+    CONTROLLER_REVISIONS,
+    MANIFEST_WORK_REPLICA_SETS,
+    MANIFEST_WORKS,
+    NAMESPACES,
+    PLACEMENTS,
+)
 from tests.integration.helpers import (
     Api,
     Hub,
@@ -55,6 +62,20 @@ def _works_at(api: Api, version: str) -> list[str]:
     )
 
 
+def _revisions(api: Api) -> list[tuple[int, str]]:
+    """(number, version of the template) of the ManifestWorkReplicaSet's revisions."""
+    found = api.list(CONTROLLER_REVISIONS, NS, labels=f"{OWNER_LABEL}={NS}.{MWRS}")
+    return sorted(
+        (r["revision"], r["data"]["spec"]["manifestWorkTemplate"]["workload"]["manifests"][0]["data"]["v"])
+        for r in found
+    )
+
+
+def _template(version: str) -> dict[str, object]:
+    manifest = {**TEMPLATE["workload"]["manifests"][0], "data": {"v": version}}
+    return {"spec": {"manifestWorkTemplate": {"workload": {"manifests": [manifest]}}}}
+
+
 def _setup(api: Api) -> None:
     for name in [NS, *CLUSTERS]:
         api.create(NAMESPACES, {"metadata": {"name": name}})
@@ -72,7 +93,8 @@ def _scenario(hub: Hub) -> RunOutcome:
     _setup(api)
     proc = start_controller(hub, "workset")
     try:
-        body = {"metadata": {"name": MWRS}, "spec": {"placementRefs": [{"name": PLACEMENT}], "manifestWorkTemplate": TEMPLATE}}
+        body = {"metadata": {"name": MWRS}, "spec": {
+            "placementRefs": [{"name": PLACEMENT}], "manifestWorkTemplate": TEMPLATE, "revisionHistoryLimit": 1}}
         api.create(MANIFEST_WORK_REPLICA_SETS, body, NS)
         wait_until(lambda: _works(api) == CLUSTERS, timeout=60, message="a ManifestWork per cluster")
         decide(api, NS, PLACEMENT, CLUSTERS[:2])
@@ -82,11 +104,17 @@ def _scenario(hub: Hub) -> RunOutcome:
             r'ocm_rollout_rollout_clusters\{[^}]*name="web"[^}]*status="ToApply"\} 2\.0',
             message="the rollout figures on /metrics",
         )
-        # A new template: the works are patched to it.
-        changed = {"spec": {"manifestWorkTemplate": {"workload": {"manifests": [
-            {**TEMPLATE["workload"]["manifests"][0], "data": {"v": "2"}}]}}}}
-        api.patch(MANIFEST_WORK_REPLICA_SETS, MWRS, changed, NS)
+        # A new template: the works are patched to it (a new revision).
+        api.patch(MANIFEST_WORK_REPLICA_SETS, MWRS, _template("2"), NS)
         wait_until(lambda: _works_at(api, "2") == CLUSTERS[:2], timeout=60, message="the works to follow the new template")
+        # Undo: the first revision is renumbered; then a third template prunes the history to one
+        # old revision besides the update revision (nothing ever succeeded: no current revision).
+        api.patch(MANIFEST_WORK_REPLICA_SETS, MWRS, _template("1"), NS)
+        wait_until(lambda: _works_at(api, "1") == CLUSTERS[:2], timeout=60, message="the works to follow the undo")
+        assert _revisions(api) == [(2, "2"), (3, "1")]
+        api.patch(MANIFEST_WORK_REPLICA_SETS, MWRS, _template("3"), NS)
+        wait_until(lambda: _works_at(api, "3") == CLUSTERS[:2], timeout=60, message="the works to follow the third")
+        wait_until(lambda: _revisions(api) == [(3, "1"), (4, "3")], timeout=60, message="the history pruned to one")
         api.delete(MANIFEST_WORK_REPLICA_SETS, MWRS, NS)
         wait_until(
             lambda: api.get_or_none(MANIFEST_WORK_REPLICA_SETS, MWRS, NS) is None and _works(api) == [],

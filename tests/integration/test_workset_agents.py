@@ -175,7 +175,7 @@ def test_failures_beyond_max_failures_stop_the_rollout(agents: Env) -> None:
     assert "cluster51" in events[0]["message"] and "image pull back-off" in events[0]["message"]
     holds_for(lambda: agents.clusters_with_works(ns, "web") == ["cluster51", "cluster52"], 1.0,
               what="no new works after the breach")
-    assert condition(agents.get_mwrs(ns, "web"), "PlacementRolledOut") == ("False", "Progressing")
+    assert condition(agents.get_mwrs(ns, "web"), "PlacementRolledOut") == ("False", "RolloutDegraded")
 
 
 def test_real_agent_without_condition_rules_completes(agents: Env) -> None:
@@ -185,7 +185,7 @@ def test_real_agent_without_condition_rules_completes(agents: Env) -> None:
                                                               "progressive": {"maxConcurrency": 1}})
     final = complete(agents, ns, "web")
     assert summary(final) == {"total": 2, "applied": 2, "available": 2, "progressing": 0, "degraded": 0,
-                              "desiredTotal": 0, "updated": 0}
+                              "desiredTotal": 2, "updated": 2}
     assert condition(final, "ManifestworkApplied") == ("True", "AsExpected")
     for work in agents.works_of(ns, "web"):
         assert not any(c["type"] == "Progressing" for c in work["status"]["conditions"])

@@ -17,6 +17,7 @@ import pytest
 from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
 from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS as RESERVATIONS
 from api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
+from api.constants import LABEL_CONTROLLER_HASH as HASH_LABEL
 from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from controllers.common.wire import parse_time
@@ -64,15 +65,18 @@ def test_decided_clusters_get_one_labelled_work_each(env: Env) -> None:
     ns, clusters = setup_all(env, 3, labels={"app": "demo"})
     works = works_in(env, ns, 3)
     assert [w["metadata"]["namespace"] for w in works] == clusters
+    revision = env.get_mwrs(ns, "test-work")["status"]["updateRevision"]
     for work in works:
         assert work["metadata"]["labels"] == {
             "app": "demo",
             MWRS_LABEL: f"{ns}.test-work",
             PLACEMENT_NAME_LABEL: "test-placement",
+            HASH_LABEL: revision,
         }
         assert work["metadata"]["name"].startswith("test-work")
         assert work["spec"] == CONFIGMAP_TEMPLATE
-    wait_for(lambda: summary(env.get_mwrs(ns, "test-work")) == zero_but(total=3), what="summary total 3")
+    wait_for(lambda: summary(env.get_mwrs(ns, "test-work")) == zero_but(total=3, desiredTotal=3),
+             what="summary total 3")
 
 
 def test_cluster_dropped_from_the_decision_loses_its_work(env: Env) -> None:
@@ -100,7 +104,8 @@ def test_status_follows_success_then_degradation(env: Env) -> None:
     wait_for(lambda: condition(env.get_mwrs(ns, "test-work"), "PlacementRolledOut") == ("False", "Progressing"),
              what="not rolled out yet")
     env.succeed(work)
-    wait_for(lambda: summary(env.get_mwrs(ns, "test-work")) == zero_but(total=1, applied=1, available=1),
+    wait_for(lambda: summary(env.get_mwrs(ns, "test-work"))
+             == zero_but(total=1, applied=1, available=1, desiredTotal=1, updated=1),
              what="applied and available")
     mwrs = env.get_mwrs(ns, "test-work")
     assert condition(mwrs, "PlacementRolledOut") == ("True", "Complete")
@@ -108,7 +113,7 @@ def test_status_follows_success_then_degradation(env: Env) -> None:
     env.set_work_conditions(work, [("Available", "False"), ("Progressing", "True"), ("Degraded", "True")])
     wait_for(
         lambda: summary(env.get_mwrs(ns, "test-work"))
-        == zero_but(total=1, applied=1, available=0, degraded=1, progressing=1),
+        == zero_but(total=1, applied=1, available=0, degraded=1, progressing=1, desiredTotal=1),
         what="degraded summary",
     )
     mwrs = env.get_mwrs(ns, "test-work")
@@ -199,7 +204,7 @@ def test_max_failures_breach_stops_new_works(env: Env) -> None:
     assert clusters[0] in events[0]["message"] and clusters[1] in events[0]["message"]
     assert events[0]["type"] == "Warning"
     holds_for(lambda: len(env.works_of(ns, "test-work")) == 2, 2.0, what="no third work")
-    assert condition(env.get_mwrs(ns, "test-work"), "PlacementRolledOut") == ("False", "Progressing")
+    assert condition(env.get_mwrs(ns, "test-work"), "PlacementRolledOut") == ("False", "RolloutDegraded")
 
 
 def _not_before(env: Env, ns: str, due: Any, count: int) -> None:
@@ -277,21 +282,24 @@ def test_first_pass_only_adds_the_finalizer(env: Env) -> None:
         ):
             if event["type"] == "MODIFIED":
                 updates.append(event["object"])
-            if len(updates) >= 3:
+            if len(updates) >= 4:
                 watch.stop()
         done.set()
 
     thread = threading.Thread(target=follow, daemon=True)
     thread.start()
     assert done.wait(15)
-    first, second, third = updates[0], updates[1], updates[2]
+    first, second, third, fourth = updates[:4]
     assert first["metadata"]["finalizers"] == [MWRS_FINALIZER]
     assert not first.get("status")
     assert RESERVATIONS not in (first["metadata"].get("annotations") or {})
-    # The deploy pass reserves its clusters on the MWRS before it writes any work, then reports.
-    assert clusters[0] in second["metadata"]["annotations"][RESERVATIONS]
-    assert not second.get("status")
-    assert third.get("status")
+    # The deploy pass records the template's revision, reserves its clusters on the MWRS before
+    # it writes any work, then reports.
+    assert set(second["status"]) == {"updateRevision"}
+    assert RESERVATIONS not in (second["metadata"].get("annotations") or {})
+    assert clusters[0] in third["metadata"]["annotations"][RESERVATIONS]
+    assert "conditions" not in third["status"]
+    assert fourth["status"].get("conditions")
 
 
 # --- 14-16, 20: existing works and template changes ------------------------------------------------------
@@ -314,7 +322,7 @@ def test_matching_works_without_progressing_are_adopted_unchanged(env: Env) -> N
     wait_for(lambda: condition(env.get_mwrs(ns, "test-work"), "ManifestworkApplied") == ("True", "AsExpected"),
              what="AsExpected")
     mwrs = env.get_mwrs(ns, "test-work")
-    assert summary(mwrs) == zero_but(total=2, applied=2, available=2)
+    assert summary(mwrs) == zero_but(total=2, applied=2, available=2, desiredTotal=2, updated=2)
     # Improvement 1: Applied and Available True without Progressing is Succeeded.
     assert condition(mwrs, "PlacementRolledOut") == ("True", "Complete")
     assert {w["metadata"]["namespace"]: w["metadata"]["resourceVersion"] for w in env.works_of(ns, "test-work")} \

@@ -12,10 +12,12 @@ from typing import Any
 from api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
+    ANNOTATION_ROLLOUT_ABORTED,
     LABEL_DECISION_GROUP_INDEX,
     LABEL_DECISION_GROUP_NAME,
     LABEL_PLACEMENT,
 )
+from controllers.addon.abort import render as render_aborts
 from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout, set_condition
 from controllers.addon.configs import HashOf, cma_status_references
 from controllers.addon.inputs import PlacementInput
@@ -239,12 +241,23 @@ class Hub:
         status = cma_status_references(self.cma, hashes(self.objects))
         return plan_config_rollout(
             cma={**self.cma, "status": status}, mcas=self.mcas, placements=self.placements,
-            reserved=self.reserved, now=at(now),
+            reserved=self.reserved, now=at(now), hash_of=hashes(self.objects),
         )
+
+    def annotate(self, key: str, value: str | None) -> None:
+        """Set (or, with None, remove) an annotation of the CMA."""
+        metadata = dict(self.cma.get("metadata") or {})
+        annotations = {k: v for k, v in (metadata.get("annotations") or {}).items() if k != key}
+        if value is not None:
+            annotations[key] = value
+        metadata["annotations"] = annotations
+        self.cma = {**self.cma, "metadata": metadata}
 
     def step(self, now: float) -> ConfigRolloutPlan:
         plan = self.plan(now)
         self.reserved = plan.reservations
+        if plan.aborts_changed:
+            self.annotate(ANNOTATION_ROLLOUT_ABORTED, render_aborts(plan.aborts))
         for cluster, status in plan.mca_status.items():
             self.mcas[cluster] = {**self.mcas[cluster], "status": status}
         self.cma = {**self.cma, "status": plan.cma_status}

@@ -217,14 +217,39 @@ def test_carried_non_empty_hash_is_kept_for_an_unhashed_type() -> None:
     assert progression_items(cma_status_references(the_cma, hashes({}))) == [("r", "t", "carried")]
 
 
-def test_a_new_config_starts_the_entry_fresh() -> None:
+def test_a_new_config_starts_the_entry_fresh_but_keeps_the_last_known_good_config() -> None:
+    """OCM forgets lastKnownGoodConfig on a rename; here it is what AbortAll returns to."""
     conditions = [{"type": "Progressing", "status": "True", "reason": "Progressing", "message": "m", "lastTransitionTime": "2024-01-01T00:00:00Z"}]
     the_cma = cma(placements=[pstrategy("p1", configs=[cfg("renamed")])],
                   status=_with_old_progression([_old_item("default-config", "h", "h", "h")], conditions))
     entry = cma_status_references(the_cma, ALL_KNOWN)["installProgressions"][0]
     assert "conditions" not in entry
     assert entry["configReferences"] == [{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs",
-                                          "desiredConfig": {"namespace": NS, "name": "renamed", "specHash": ""}}]
+                                          "desiredConfig": {"namespace": NS, "name": "renamed", "specHash": ""},
+                                          "lastKnownGoodConfig": {"namespace": NS, "name": "default-config", "specHash": "h"}}]
+
+
+def test_a_rename_pairs_last_known_good_configs_by_type_and_position() -> None:
+    old = [_old_item("a", "ha", good="ga"), _old_item("b", "hb", good="gb")]
+    the_cma = cma(placements=[pstrategy("p1", configs=[cfg("a2"), cfg("b2")])], status=_with_old_progression(old))
+    items = cma_status_references(the_cma, ALL_KNOWN)["installProgressions"][0]["configReferences"]
+    assert [(i["desiredConfig"]["name"], i["lastKnownGoodConfig"]["name"], i["lastKnownGoodConfig"]["specHash"]) for i in items] == [
+        ("a2", "a", "ga"), ("b2", "b", "gb"),
+    ]
+
+
+def test_a_rename_changing_the_number_of_configs_of_a_type_keeps_no_last_known_good() -> None:
+    old = [_old_item("a", "ha", good="ga"), _old_item("b", "hb", good="gb")]
+    the_cma = cma(placements=[pstrategy("p1", configs=[cfg("c")])], status=_with_old_progression(old))
+    item = cma_status_references(the_cma, ALL_KNOWN)["installProgressions"][0]["configReferences"][0]
+    assert "lastKnownGoodConfig" not in item and "lastAppliedConfig" not in item
+
+
+def test_a_rename_keeps_no_last_known_good_when_an_old_item_had_none() -> None:
+    old = [_old_item("a", "ha", good="ga"), _old_item("b", "hb")]
+    the_cma = cma(placements=[pstrategy("p1", configs=[cfg("a2"), cfg("b2")])], status=_with_old_progression(old))
+    items = cma_status_references(the_cma, ALL_KNOWN)["installProgressions"][0]["configReferences"]
+    assert all("lastKnownGoodConfig" not in i for i in items)
 
 
 def test_an_old_entry_of_another_placement_is_not_carried() -> None:

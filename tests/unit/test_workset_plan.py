@@ -6,6 +6,7 @@ import copy
 import re
 from typing import Any
 
+from api.constants import LABEL_CONTROLLER_HASH
 from controllers.common.decisions import decision_groups
 from controllers.workset.plan import DeployPlan, plan_deploy
 from controllers.workset.workbuild import owner_for
@@ -319,3 +320,19 @@ def test_rule_driven_agent_never_widens_a_progressive_rollout() -> None:
         now += 1
     assert sorted(store) == clusters
     assert all(w["spec"] == TEMPLATE for w in store.values())
+
+
+# -- the controller-hash label (OCM enhancement 229) ----------------------------------------------
+
+
+def test_written_works_carry_the_hash_of_their_template_revision() -> None:
+    m = mwrs()
+    plan = plan_deploy(mwrs=m, owner=owner_for("ns", "test-work"), works=[work("c2", conditions=[])],
+                       placements={"test-placement": placement(selected=2)},
+                       decisions={"test-placement": [decision(["c1", "c2"])]}, now=at(0), revision_hash="h4sh")
+    by_cluster = {w.cluster: w for w in plan.refs[0].writes}
+    assert by_cluster["c1"].desired["metadata"]["labels"][LABEL_CONTROLLER_HASH] == "h4sh"
+    # The current work without the label gets it through a metadata-only patch: not widening.
+    relabel = by_cluster["c2"]
+    assert relabel.patch is not None and "spec" not in relabel.patch and not relabel.widens
+    assert relabel.patch["metadata"]["labels"] == {LABEL_CONTROLLER_HASH: "h4sh"}

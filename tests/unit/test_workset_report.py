@@ -94,3 +94,39 @@ def test_strategy_spelled_rollout_type_is_shown_as_its_type() -> None:
     assert "placement test-placement (Progressive, 5 selected)" in render_report(report)
     data["placements"] = {"test-placement": None}
     assert "test-placement (Progressive): Placement not found" in render_report(build_report(**data, now=at(1)))
+
+
+# -- revisions, pause and abort (OCM enhancement 229) -----------------------------------------------
+
+
+def with_status(status: dict[str, Any], paused: bool = False) -> dict[str, Any]:
+    data = fixture()
+    data["mwrs"]["status"] = status
+    if paused:
+        data["mwrs"]["spec"]["paused"] = True
+    return data
+
+
+def test_rendering_shows_the_revisions_and_the_updated_counts() -> None:
+    status = {"updateRevision": "b2", "currentRevision": "a1", "summary": {"total": 3, "updated": 1, "desiredTotal": 5},
+              "conditions": [cond("Progressing", "True", reason="NewRevisionCreated", message="revision test-work-b2")]}
+    text = render_report(build_report(**with_status(status), now=at(1)))
+    assert "  revisions: update test-work-b2 (rolling out), current test-work-a1" in text
+    assert "updated 1/5" in text
+    assert "Progressing          True    NewRevisionCreated: revision test-work-b2" in text
+    assert "PAUSED" not in text and "ABORTED" not in text
+
+
+def test_rendering_shows_a_rolled_out_revision_and_none_yet() -> None:
+    done = render_report(build_report(**with_status({"updateRevision": "a1", "currentRevision": "a1"}), now=at(1)))
+    assert "update test-work-a1 (rolled out), current test-work-a1" in done
+    first = render_report(build_report(**with_status({"updateRevision": "a1"}), now=at(1)))
+    assert "update test-work-a1 (rolling out), current none yet" in first
+
+
+def test_rendering_shows_paused_and_aborted_with_how_to_retry() -> None:
+    status = {"updateRevision": "b2", "currentRevision": "a1", "abortedTime": "2026-01-01T12:00:00Z"}
+    text = render_report(build_report(**with_status(status, paused=True), now=at(1)))
+    assert "update test-work-b2 (ABORTED at 2026-01-01T12:00:00Z)" in text
+    assert "PAUSED (spec.paused)" in text
+    assert "annotate rollout.ocm-rollout.io/retry=2026-01-01T12:00:00Z" in text
