@@ -16,13 +16,20 @@ from typing import Any, Literal
 import yaml
 
 from api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_PAUSED, ANNOTATION_ROLLOUT_RETRY
-from controllers.common.wire import JSON, annotations_of, is_deleting, name_of
+from controllers.common.wire import JSON, annotations_of, name_of
 from controllers.runtime.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     MANIFEST_WORK_REPLICA_SETS,
     Resource,
 )
-from controllers.workset.revisions import by_number, hash_of, history, number_of, revision_name, template_of
+from controllers.workset.revisions import (
+    by_number,
+    live_history,
+    number_of,
+    revision_hash,
+    revision_name,
+    template_of,
+)
 from controllers.workset.template import spec_equals_template
 
 Kind = Literal["mwrs", "addon"]
@@ -103,21 +110,6 @@ def same_template(left: Mapping[str, Any] | None, right: Mapping[str, Any] | Non
     if left is None or right is None:
         return left is right
     return spec_equals_template(left, right)
-
-
-def revision_hash(revision: Mapping[str, Any], mwrs_name: str) -> str:
-    """A revision's hash: its controller-hash label, else what its name ``<mwrs>-<hash>`` says."""
-    label = hash_of(revision)
-    if label:
-        return label
-    name = name_of(revision)
-    prefix = f"{mwrs_name}-"
-    return name[len(prefix):] if name.startswith(prefix) else name
-
-
-def live_history(revisions: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The revisions not being deleted, oldest first (by number, then name)."""
-    return history(r for r in revisions if not is_deleting(r))
 
 
 def spec_template(mwrs: Mapping[str, Any]) -> JSON | None:

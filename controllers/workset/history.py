@@ -21,14 +21,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from controllers.common.wire import JSON, is_deleting, name_of
+from controllers.common.wire import JSON, name_of
 from controllers.workset.revisions import (
     earlier_numbers,
-    hash_of,
-    history,
+    live_history,
     number_of,
     renumber_patch,
     revision_body,
+    revision_hash,
     revision_name,
     template_hash,
     template_of,
@@ -73,26 +73,11 @@ class HistoryStep:
     collision_count: int | None = None
 
 
-def revision_hash(revision: Mapping[str, Any], mwrs_name: str) -> str:
-    """A revision's hash: its controller-hash label, else what its name says."""
-    label = hash_of(revision)
-    if label:
-        return label
-    name = name_of(revision)
-    prefix = f"{mwrs_name}-"
-    return name[len(prefix):] if name.startswith(prefix) else name
-
-
-def live(revisions: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The revisions not being deleted, oldest first."""
-    return history(r for r in revisions if not is_deleting(r))
-
-
 def find(revisions: Iterable[Mapping[str, Any]], revision: str | None, mwrs_name: str) -> Mapping[str, Any] | None:
     """The revision with hash ``revision`` (the newest if several), or None."""
     if not revision:
         return None
-    found = [r for r in live(revisions) if revision_hash(r, mwrs_name) == revision]
+    found = [r for r in live_history(revisions) if revision_hash(r, mwrs_name) == revision]
     return found[-1] if found else None
 
 
@@ -123,7 +108,7 @@ def resolve_update(
     template comparisons (``holds_template`` of the spec's template by default)."""
     mwrs_name = name_of(mwrs)
     template = dict((mwrs.get("spec") or {}).get("manifestWorkTemplate") or {})
-    ordered = live(revisions)
+    ordered = live_history(revisions)
     highest = max((number_of(r) for r in ordered), default=0)
     holds = holds or holds_template(template)
     equal = [r for r in ordered if holds(r)]
@@ -160,6 +145,6 @@ def prune(
 ) -> list[Mapping[str, Any]]:
     """The revisions to delete, oldest first: all but the newest ``limit`` of those whose hash is
     not in ``keep`` (the current and the update revisions)."""
-    old = [r for r in live(revisions) if revision_hash(r, mwrs_name) not in keep]
+    old = [r for r in live_history(revisions) if revision_hash(r, mwrs_name) not in keep]
     excess = len(old) - max(limit, 0)
     return old[:excess] if excess > 0 else []

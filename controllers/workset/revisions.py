@@ -29,7 +29,7 @@ from typing import Any
 
 from api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
 from api.work_v1alpha1 import API_VERSION as MWRS_API_VERSION
-from controllers.common.wire import JSON, annotations_of, labels_of, meta, name_of
+from controllers.common.wire import JSON, annotations_of, is_deleting, labels_of, meta, name_of
 
 CONTROLLER_REVISION_API_VERSION = "apps/v1"
 # On a revision brought back by an undo: the numbers it had before, comma-separated, oldest first.
@@ -146,3 +146,18 @@ def renumber_patch(revision: Mapping[str, Any], number: int) -> JSON:
         },
         "revision": number,
     }
+
+
+def revision_hash(revision: Mapping[str, Any], mwrs_name: str) -> str:
+    """A revision's hash: its controller-hash label, else what its name ``<mwrs>-<hash>`` says."""
+    label = hash_of(revision)
+    if label:
+        return label
+    name = name_of(revision)
+    prefix = f"{mwrs_name}-"
+    return name[len(prefix) :] if name.startswith(prefix) else name
+
+
+def live_history(revisions: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The revisions not being deleted, oldest first (by number, then name)."""
+    return history(r for r in revisions if not is_deleting(r))
