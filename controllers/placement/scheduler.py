@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from api.cluster_v1beta1 import Placement, PlacementStatus
 from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE, SCORE_COORDINATE_ADDON, SORT_BY_SCORE
 from controllers.placement.filters import (
-    ERROR,
+    MISCONFIGURED,
     OK,
     PREDICATE,
     TAINT_TOLERATION,
@@ -273,8 +273,8 @@ def _run_plugins(
 
     wanted = placement.spec.number_of_clusters
     if wanted is not None and wanted < 0:
-        result.aborted = f"numberOfClusters must not be negative (got {wanted})"
-        return Status(ERROR, "", result.aborted)
+        # OCM's scheduler panics here and the Placement never gets a status; ours says why.
+        return Status(MISCONFIGURED, "", f"numberOfClusters must not be negative (got {wanted})")
     policy = placement.spec.spread_policy
     terms = spread_terms(policy.spread_constraints) if policy is not None else []
     spread = select_clusters(ordered, totals, terms, wanted)

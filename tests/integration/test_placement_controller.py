@@ -261,3 +261,22 @@ def test_debug_endpoint_unknown_placement_is_404(operator: PlacementOperator, de
         urllib.request.urlopen(url, timeout=10)
     assert info.value.code == 404
     assert json.loads(info.value.read()) == {"error": "placement 'nothing' not found"}
+
+
+def test_a_negative_number_of_clusters_is_reported_as_misconfigured(
+    operator: PlacementOperator, api: Api, wait_for: WaitFor
+) -> None:
+    """OCM's scheduler panics on it and the Placement never gets a status; ours says why."""
+    fleet = Fleet(api)
+    api.placement("negative", fleet.namespace, {"numberOfClusters": -3})
+
+    def misconfigured() -> dict[str, Any] | None:
+        stored = api.get_or_none(PLACEMENTS, "negative", fleet.namespace) or {}
+        for cond in (stored.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PlacementMisconfigured" and cond.get("status") == "True":
+                return dict(cond)
+        return None
+
+    cond = wait_for(misconfigured, timeout=TIMEOUT, message="PlacementMisconfigured True")
+    assert (cond["reason"], cond["message"]) == ("Misconfigured", ":numberOfClusters must not be negative (got -3)")
+    assert api.decided("negative", fleet.namespace) == []

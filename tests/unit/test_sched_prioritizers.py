@@ -293,10 +293,12 @@ def test_number_of_clusters_zero_selects_nothing() -> None:
     assert satisfied(result)[1] == "NoManagedClusterMatched"
 
 
-def test_negative_number_of_clusters_aborts() -> None:
-    result = run(placement(numberOfClusters=-1), world(plain(3)))
-    assert result.aborted is not None
-    assert not result.acts
+def test_negative_number_of_clusters_is_misconfigured_and_selects_nothing() -> None:
+    result = run(placement(numberOfClusters=-3), world(plain(3)))
+    assert result.acts and result.selected == []
+    assert misconfigured(result) == ("True", "Misconfigured", ":numberOfClusters must not be negative (got -3)")
+    assert satisfied(result)[1] == "NoManagedClusterMatched"
+    assert [p.clusters for p in result.pages] == [()]
 
 
 @pytest.mark.parametrize("count", [0, 1, 7])
