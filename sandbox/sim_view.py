@@ -7,26 +7,21 @@ decision group, the rollout state of every decided cluster (from
 the state of every decided cluster's ManagedClusterAddOn against the desired configurations and
 the placement's ``installProgressions`` condition (from ``controllers.addon.report``, through
 ``addon_part``); per Placement its decision groups. ``render`` draws a snapshot as text for a
-terminal; ``changes`` lists what differs between two snapshots, one line each, for a log when
-stdout is not a terminal. ``LiveView`` refreshes either way until stopped; it computes the add-on
-part again only after a ClusterManagementAddOn, ManagedClusterAddOn, Placement or
-PlacementDecision changed (at most once per ``ADDON_REFRESH_SECONDS``) or when a rollout's
-timing (minSuccessTime, progressDeadline) asks for a new look.
+terminal (``limit`` keeps a fleet larger than a screen to a screenful); ``changes`` lists what
+differs between two snapshots, one line each, for a log when stdout is not a terminal. The
+snapshot's parts (``cluster_row``, ``rollout_row``, ``placement_rows``, ``addon_part``) are
+separate functions so that ``sandbox.live_view`` can compute each again only when its inputs
+changed.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
-import shutil
-import sys
 import textwrap
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, TextIO
+from datetime import datetime
+from typing import Any
 
 from api import constants
 from controllers.addon.configs import placement_ref, placement_strategies
@@ -41,15 +36,8 @@ from controllers.addon.report import (
     build_addon_report,
 )
 from controllers.runtime.kube import (
-    CLUSTER_MANAGEMENT_ADDONS,
     JSON,
-    MANAGED_CLUSTER_ADDONS,
-    MANIFEST_WORK_REPLICA_SETS,
-    PLACEMENT_DECISIONS,
-    PLACEMENTS,
-    Kube,
 )
-from controllers.runtime.watchcache import WatchCache
 from controllers.workset.report import Report, build_report
 from controllers.workset.workbuild import owner_for
 
@@ -158,30 +146,33 @@ def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
 
 
+def cluster_row(cluster: JSON, works: Sequence[JSON]) -> ClusterRow:
+    """One cluster's row: its availability, taints and the state of ``works`` (its ManifestWorks)."""
+    name = str((cluster.get("metadata") or {}).get("name") or "")
+    cond = _conditions(cluster).get(constants.CONDITION_MANAGED_CLUSTER_AVAILABLE)
+    taints = tuple(
+        str(t.get("key", "")).removeprefix("cluster.open-cluster-management.io/")
+        for t in (cluster.get("spec") or {}).get("taints") or []
+    )
+    return ClusterRow(
+        name=name,
+        available=str(cond.get("status")) if cond else "-",
+        taints=taints,
+        works=len(works),
+        applied=sum(1 for w in works if _is_true_now(w, constants.WORK_CONDITION_APPLIED)),
+        progressing=sum(1 for w in works if _is_true_now(w, constants.WORK_CONDITION_PROGRESSING)),
+        degraded=sum(1 for w in works if _is_true_now(w, constants.WORK_CONDITION_DEGRADED)),
+    )
+
+
 def cluster_rows(clusters: Sequence[JSON], works: Sequence[JSON]) -> tuple[ClusterRow, ...]:
     by_cluster: dict[str, list[JSON]] = {}
     for work in works:
         by_cluster.setdefault(str((work.get("metadata") or {}).get("namespace") or ""), []).append(work)
-    rows = []
-    for cluster in clusters:
-        name = str((cluster.get("metadata") or {}).get("name") or "")
-        cond = _conditions(cluster).get(constants.CONDITION_MANAGED_CLUSTER_AVAILABLE)
-        taints = tuple(
-            str(t.get("key", "")).removeprefix("cluster.open-cluster-management.io/")
-            for t in (cluster.get("spec") or {}).get("taints") or []
-        )
-        mine = by_cluster.get(name, [])
-        rows.append(
-            ClusterRow(
-                name=name,
-                available=str(cond.get("status")) if cond else "-",
-                taints=taints,
-                works=len(mine),
-                applied=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_APPLIED)),
-                progressing=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_PROGRESSING)),
-                degraded=sum(1 for w in mine if _is_true_now(w, constants.WORK_CONDITION_DEGRADED)),
-            )
-        )
+    rows = [
+        cluster_row(cluster, by_cluster.get(str((cluster.get("metadata") or {}).get("name") or ""), []))
+        for cluster in clusters
+    ]
     rows.sort(key=lambda r: natural_key(r.name))
     return tuple(rows)
 
@@ -341,6 +332,53 @@ def addon_part(
     return AddonPart(tuple(rows), tuple(notes), min(rechecks) if rechecks else None)
 
 
+def rollout_row(
+    mwrs: JSON,
+    owned: Sequence[JSON],
+    placement_by_key: Mapping[tuple[str, str], JSON],
+    pages: Mapping[tuple[str, str], list[JSON]],
+    now: datetime,
+) -> tuple[RolloutRow | None, str | None, float | None]:
+    """One ManifestWorkReplicaSet's row from its works (``owned``), or a note saying why it cannot
+    be shown; and in how many seconds its timing (minSuccessTime, progressDeadline) asks for a new
+    look (None: not before something changes)."""
+    meta = mwrs.get("metadata") or {}
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    refs = [str(r.get("name") or "") for r in (mwrs.get("spec") or {}).get("placementRefs") or [] if isinstance(r, Mapping)]
+    try:
+        report = build_report(
+            mwrs=mwrs,
+            works=list(owned),
+            placements={ref: placement_by_key.get((namespace, ref)) for ref in refs},
+            decisions={ref: pages.get((namespace, ref), []) for ref in refs},
+            now=now,
+        )
+    except Exception as exc:  # a half-written object must not take the view down
+        return None, f"{namespace}/{name}: cannot show the rollout ({exc})", None
+    rechecks = [p.recheck_after for p in report.placements if p.recheck_after is not None]
+    return _rollout_row(report), None, (min(rechecks) if rechecks else None)
+
+
+def placement_rows(
+    placement_by_key: Mapping[tuple[str, str], JSON], pages: Mapping[tuple[str, str], list[JSON]]
+) -> tuple[PlacementRow, ...]:
+    """Per Placement, its selected count, PlacementSatisfied condition and decision groups."""
+    rows = []
+    for (namespace, name), placement in sorted(placement_by_key.items()):
+        selected = (placement.get("status") or {}).get("numberOfSelectedClusters", 0)
+        satisfied = _conditions(placement).get(constants.CONDITION_PLACEMENT_SATISFIED)
+        detail = f"selected {selected}"
+        if satisfied is not None:
+            detail += f", {constants.CONDITION_PLACEMENT_SATISFIED}={satisfied.get('status')} ({satisfied.get('reason')})"
+        rows.append(PlacementRow(f"{namespace}/{name}", detail, _decision_groups(pages.get((namespace, name), []))))
+    return tuple(rows)
+
+
+def _mwrs_key(mwrs: JSON) -> tuple[str, str]:
+    meta = mwrs.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 def build_snapshot(
     *,
     clusters: Sequence[JSON],
@@ -358,41 +396,26 @@ def build_snapshot(
     placement_by_key, pages = _placement_index(placements, decisions)
     if addons is None:
         addons = addon_part(cmas=cmas, mcas=mcas, placements=placements, decisions=decisions, now=now)
+    by_owner: dict[str, list[JSON]] = {}
+    for work in works:
+        label = ((work.get("metadata") or {}).get("labels") or {}).get(constants.LABEL_MANIFESTWORK_REPLICASET)
+        if label:
+            by_owner.setdefault(str(label), []).append(work)
     rollouts = []
     notes = []
-    for mwrs in sorted(replica_sets, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
-        meta = mwrs.get("metadata") or {}
-        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-        owner = owner_for(namespace, name)
-        owned = [
-            w for w in works if ((w.get("metadata") or {}).get("labels") or {}).get(constants.LABEL_MANIFESTWORK_REPLICASET)
-            == owner.label_value
-        ]
-        refs = [str(r.get("name") or "") for r in (mwrs.get("spec") or {}).get("placementRefs") or [] if isinstance(r, Mapping)]
-        try:
-            report = build_report(
-                mwrs=mwrs,
-                works=owned,
-                placements={ref: placement_by_key.get((namespace, ref)) for ref in refs},
-                decisions={ref: pages.get((namespace, ref), []) for ref in refs},
-                now=now,
-            )
-        except Exception as exc:  # a half-written object must not take the view down
-            notes.append(f"{namespace}/{name}: cannot show the rollout ({exc})")
-            continue
-        rollouts.append(_rollout_row(report))
-    placement_rows = []
-    for (namespace, name), placement in sorted(placement_by_key.items()):
-        selected = (placement.get("status") or {}).get("numberOfSelectedClusters", 0)
-        satisfied = _conditions(placement).get(constants.CONDITION_PLACEMENT_SATISFIED)
-        detail = f"selected {selected}"
-        if satisfied is not None:
-            detail += f", {constants.CONDITION_PLACEMENT_SATISFIED}={satisfied.get('status')} ({satisfied.get('reason')})"
-        placement_rows.append(PlacementRow(f"{namespace}/{name}", detail, _decision_groups(pages.get((namespace, name), []))))
+    for mwrs in sorted(replica_sets, key=_mwrs_key):
+        namespace, name = _mwrs_key(mwrs)
+        row, note, _recheck = rollout_row(
+            mwrs, by_owner.get(owner_for(namespace, name).label_value, []), placement_by_key, pages, now
+        )
+        if row is not None:
+            rollouts.append(row)
+        if note is not None:
+            notes.append(note)
     return Snapshot(
         clusters=cluster_rows(clusters, works),
         rollouts=tuple(rollouts),
-        placements=tuple(placement_rows),
+        placements=placement_rows(placement_by_key, pages),
         notes=(*notes, *addons.notes),
         addons=addons.rows,
     )
@@ -409,7 +432,7 @@ def _group_title(group: GroupRow) -> str:
     return f"group {group.index}" + (f" {group.name}" if group.name else "")
 
 
-def _addon_lines(addon: AddonRow, width: int) -> list[str]:
+def _addon_lines(addon: AddonRow, width: int, limit: int | None = None) -> list[str]:
     lines = [f"  {addon.name}  {addon.detail}"]
     for placement in addon.placements:
         counts = dict(placement.counts)
@@ -424,7 +447,7 @@ def _addon_lines(addon: AddonRow, width: int) -> list[str]:
                 lines.extend(textwrap.wrap(text, width, initial_indent="      ", subsequent_indent="        "))
         for group in placement.groups:
             lines.append(f"      {_group_title(group)}:")
-            lines.extend(_cells(group.cells, width, "        "))
+            lines.extend(_group_cells(group.cells, width, "        ", limit))
             bad = [(cluster, state) for cluster, state in group.cells if ":" in state]
             lines.extend(f"        {cluster} {state}" for cluster, state in bad[:SHOWN_ADDON_FAILURES])
             if len(bad) > SHOWN_ADDON_FAILURES:
@@ -447,16 +470,59 @@ def _cells(cells: Sequence[tuple[str, str]], width: int, indent: str) -> list[st
     return lines
 
 
-def render(snapshot: Snapshot, *, header: Sequence[str] = (), width: int = 100) -> str:
-    """The whole screen for ``snapshot``."""
+def _needs_attention(row: ClusterRow) -> bool:
+    return row.available != "True" or bool(row.taints) or row.progressing > 0 or row.degraded > 0
+
+
+def shown_clusters(rows: Sequence[ClusterRow], limit: int | None) -> tuple[list[ClusterRow], int]:
+    """The cluster rows a screen shows: all of them, or at most ``limit``, the ones that need
+    attention (not Available, tainted, with progressing or degraded works) first, each part in
+    name order; and how many were left out."""
+    if limit is None or len(rows) <= limit:
+        return list(rows), 0
+    chosen = [r for r in rows if _needs_attention(r)][:limit]
+    if len(chosen) < limit:
+        chosen.extend(r for r in rows if not _needs_attention(r))
+        chosen = chosen[:limit]
+    order = {id(r): i for i, r in enumerate(rows)}
+    chosen.sort(key=lambda r: (not _needs_attention(r), order[id(r)]))
+    return chosen, len(rows) - len(chosen)
+
+
+def _group_cells(cells: Sequence[tuple[str, str]], width: int, indent: str, limit: int | None) -> list[str]:
+    """A decision group's cells, or for a group of more than ``limit`` clusters a count per state
+    and the clusters in any state but succeeded, waiting and selected (at most ``limit``)."""
+    if limit is None or len(cells) <= limit:
+        return _cells(cells, width, indent)
+    counts: dict[str, int] = {}
+    for _cluster, state in cells:
+        key = state.split(":", 1)[0]
+        counts[key] = counts.get(key, 0) + 1
+    lines = [indent + ", ".join(f"{state} {count}" for state, count in counts.items())]
+    notable = [(c, s) for c, s in cells if s.split(":", 1)[0] not in ("succeeded", "waiting", "selected")]
+    lines.extend(_cells(notable[:limit], width, indent))
+    if len(notable) > limit:
+        lines.append(f"{indent}... and {len(notable) - limit} more")
+    return lines
+
+
+def render(
+    snapshot: Snapshot, *, header: Sequence[str] = (), width: int = 100, limit: int | None = None
+) -> str:
+    """The whole screen for ``snapshot``. ``limit``: at most that many cluster rows, and decision
+    groups of more clusters summarised (``shown_clusters``, ``_group_cells``): for fleets larger
+    than a screen."""
     lines = list(header)
     lines.append(f"CLUSTERS  {snapshot.available}/{len(snapshot.clusters)} available")
     lines.append(f"  {'NAME':<14}{'AVAILABLE':<11}{'WORKS':>6}{'APPLIED':>9}{'PROGRESSING':>13}{'DEGRADED':>10}  TAINTS")
-    for row in snapshot.clusters:
+    shown, hidden = shown_clusters(snapshot.clusters, limit)
+    for row in shown:
         lines.append(
             f"  {row.name:<14}{row.available:<11}{row.works:>6}{row.applied:>9}{row.progressing:>13}{row.degraded:>10}"
             f"  {','.join(row.taints)}".rstrip()
         )
+    if hidden:
+        lines.append(f"  ... and {hidden} more clusters")
     if snapshot.rollouts:
         lines.append("")
         lines.append("ROLLOUTS (ManifestWorkReplicaSets)   + succeeded  ~ progressing  ! failed  . waiting")
@@ -470,15 +536,15 @@ def render(snapshot: Snapshot, *, header: Sequence[str] = (), width: int = 100) 
             for group in placement.groups:
                 title = f"group {group.index}" + (f" {group.name}" if group.name else "")
                 lines.append(f"      {title}:")
-                lines.extend(_cells(group.cells, width, "        "))
-                for cluster, state in group.cells:
-                    if ":" in state:
-                        lines.append(f"        {cluster} {state}"[:width])
+                lines.extend(_group_cells(group.cells, width, "        ", limit))
+                failed = [(cluster, state) for cluster, state in group.cells if ":" in state]
+                for cluster, state in failed if limit is None else failed[:limit]:
+                    lines.append(f"        {cluster} {state}"[:width])
     if snapshot.addons:
         lines.append("")
         lines.append("ADD-ONS (ClusterManagementAddOns)   + succeeded  ~ progressing  ! failed or timed out  . waiting")
     for addon in snapshot.addons:
-        lines.extend(_addon_lines(addon, width))
+        lines.extend(_addon_lines(addon, width, limit))
     if snapshot.placements:
         lines.append("")
         lines.append("PLACEMENTS")
@@ -486,7 +552,7 @@ def render(snapshot: Snapshot, *, header: Sequence[str] = (), width: int = 100) 
         lines.append(f"  {placement.title}: {placement.detail}")
         for group in placement.groups:
             title = f"group {group.index}" + (f" {group.name}" if group.name else "")
-            lines.extend(_cells(group.cells, width, f"    {title}: "))
+            lines.extend(_group_cells(group.cells, width, f"    {title}: ", limit))
     for note in snapshot.notes:
         lines.append(f"note: {note}")
     return "\n".join(line[:width] for line in lines)
@@ -575,7 +641,7 @@ def _addon_changes(old: Sequence[AddonRow], new: Sequence[AddonRow]) -> list[str
     return out
 
 
-# --- the refreshing view -----------------------------------------------------------------------
+# --- fitting a terminal -------------------------------------------------------------------------
 
 
 def fit_to_height(lines: list[str], rows: int) -> list[str]:
@@ -586,130 +652,3 @@ def fit_to_height(lines: list[str], rows: int) -> list[str]:
         return lines
     hidden = len(lines) - (room - 1)
     return [*lines[: room - 1], f"... {hidden} more lines: enlarge the terminal, or run `ocm-rollout status`"]
-
-
-class LiveView:
-    """Redraws the screen a few times a second on a terminal; logs one line per change otherwise.
-
-    ``clusters``, ``works``, ``addon_managers`` (ClusterManagementAddOns) and ``addons``
-    (ManagedClusterAddOns) are caches the caller runs (the simulation's); the view runs its own for
-    Placements, PlacementDecisions, ManifestWorkReplicaSets, and for the add-on kinds it is not
-    given. The add-on part is computed again only when one of its inputs changed (at most once per
-    ``ADDON_REFRESH_SECONDS``) or when a rollout's timing is due; ``monotonic`` is that clock."""
-
-    def __init__(
-        self,
-        kube: Kube,
-        *,
-        clusters: WatchCache,
-        works: WatchCache,
-        addon_managers: WatchCache | None = None,
-        addons: WatchCache | None = None,
-        header: Sequence[str] = (),
-        out: TextIO | None = None,
-        interactive: bool | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.out = out or sys.stdout
-        self.interactive = self.out.isatty() if interactive is None else interactive
-        self.clusters = clusters
-        self.works = works
-        self.placements = WatchCache(kube, PLACEMENTS, on_change=self._addon_input_changed)
-        self.decisions = WatchCache(kube, PLACEMENT_DECISIONS, on_change=self._addon_input_changed)
-        self.replica_sets = WatchCache(kube, MANIFEST_WORK_REPLICA_SETS)
-        self.owned = [self.placements, self.decisions, self.replica_sets]
-        if addon_managers is None:
-            addon_managers = WatchCache(kube, CLUSTER_MANAGEMENT_ADDONS)
-            self.owned.append(addon_managers)
-        if addons is None:
-            addons = WatchCache(kube, MANAGED_CLUSTER_ADDONS)
-            self.owned.append(addons)
-        self.addon_managers = addon_managers
-        self.addons = addons
-        for cache in (addon_managers, addons):
-            cache.callbacks.append(self._addon_input_changed)
-        self.header = list(header)
-        self.clock = clock
-        self.monotonic = monotonic
-        self.last: Snapshot | None = None
-        self._addon_part: AddonPart | None = None
-        self._addons_changed = True
-        self._addons_computed_at = 0.0
-        self._addons_due: float | None = None
-
-    def _addon_input_changed(self, _event_type: str, _obj: JSON, _previous: JSON | None) -> None:
-        self._addons_changed = True
-
-    def current_addons(self, now: datetime, *, force: bool = False) -> AddonPart:
-        """The add-on part: the last one, unless an input changed (and the last is at least
-        ``ADDON_REFRESH_SECONDS`` old), its recheck time passed, or ``force``."""
-        tick = self.monotonic()
-        fresh = tick - self._addons_computed_at >= ADDON_REFRESH_SECONDS
-        due = self._addons_due is not None and tick >= self._addons_due
-        if self._addon_part is not None and not force and not due and not (self._addons_changed and fresh):
-            return self._addon_part
-        self._addons_changed = False
-        self._addons_computed_at = tick
-        part = addon_part(
-            cmas=self.addon_managers.items(),
-            mcas=self.addons.items(),
-            placements=self.placements.items(),
-            decisions=self.decisions.items(),
-            now=now,
-        )
-        self._addon_part = part
-        recheck = part.recheck_after
-        self._addons_due = None if recheck is None else tick + max(recheck, ADDON_REFRESH_SECONDS)
-        return part
-
-    def snapshot(self, *, force: bool = False) -> Snapshot:
-        """What the view shows now (``force``: the add-on part computed again whatever changed)."""
-        now = self.clock()
-        return build_snapshot(
-            clusters=self.clusters.items(),
-            works=self.works.items(),
-            placements=self.placements.items(),
-            decisions=self.decisions.items(),
-            replica_sets=self.replica_sets.items(),
-            addons=self.current_addons(now, force=force),
-            now=now,
-        )
-
-    def log(self, line: str) -> None:
-        """A line for the log (non-interactive mode only; the screen shows the state instead)."""
-        if not self.interactive:
-            stamp = self.clock().strftime("%H:%M:%S")
-            print(f"{stamp} {line}", file=self.out, flush=True)
-
-    def draw(self, *, force: bool = False) -> None:
-        current = self.snapshot(force=force)
-        if self.interactive:
-            size = shutil.get_terminal_size((100, 40))
-            stamp = self.clock().strftime("%H:%M:%S")
-            screen = render(current, header=[*self.header, f"updated {stamp}   (Ctrl-C to stop)", ""], width=size.columns)
-            lines = fit_to_height(screen.split("\n"), size.lines)
-            # Overwrite in place (no flicker): home, each line cleared to its end, then below.
-            self.out.write(HOME + "".join(line + CLEAR_LINE + "\n" for line in lines) + CLEAR_BELOW)
-            self.out.flush()
-        else:
-            for line in changes(self.last, current):
-                self.log(line)
-        self.last = current
-
-    async def run(self, stop: asyncio.Event) -> None:
-        watchers = [asyncio.create_task(informer.run(stop)) for informer in self.owned]
-        if self.interactive:
-            self.out.write(ALTERNATE_SCREEN + HIDE_CURSOR)
-        try:
-            while not stop.is_set():
-                self.draw()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=REFRESH_SECONDS)
-            if not self.interactive:
-                self.draw(force=True)
-        finally:
-            if self.interactive:
-                self.out.write(SHOW_CURSOR + MAIN_SCREEN)
-                self.out.flush()
-            await asyncio.gather(*watchers, return_exceptions=True)

@@ -1,20 +1,23 @@
-"""``ocm-rollout up``: the local hub, simulated managed clusters and the controllers, in one process.
+"""``ocm-rollout up``: the local hub, simulated managed clusters and the controllers.
 
-Starts the embedded API server (``sandbox.server.LocalHub``), writes a kubeconfig for it (mode
-0600) once it answers, registers the simulated clusters and runs, until Ctrl-C or SIGTERM:
+Serves the embedded API server (``sandbox.server.LocalHub``) in this process, writes a kubeconfig
+for it (mode 0600) and starts, each in a process of its own as in a real deployment
+(``up_children``), so that a fleet of thousands of clusters uses every core:
 
-- the simulated agents (``sandbox.simulation``), shaped by ``--profile`` (``sandbox.sim_profile``);
-- the controllers of this build (``controllers.runtime.registry``: every controller module that
-  exists is started through ``controllers.runtime.operator.run_operator``, the same runner as
-  ``ocm-rollout run``; later controllers plug in by adding themselves to that registry);
-- a live view (``sandbox.sim_view``: clusters, ManifestWorkReplicaSet and add-on rollouts,
-  placements; it shares the simulation's caches of clusters, works and add-ons): redrawn a few
-  times a second on a terminal, one line per change otherwise;
-- the controllers' debug endpoints (the routes they publish under ``extras["http_routes"]``, e.g.
-  ``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port ``--debug-port`` (0, the default,
-  picks a free one); the start banner prints the URL next to the kubeconfig.
+- the simulated agents (``python -m sandbox.sim_main``: registration, heartbeats, work and add-on
+  agents), shaped by ``--profile`` (``sandbox.sim_profile``);
+- each controller of this build (``controllers.runtime.registry``) as ``ocm-rollout run
+  --controllers NAME`` (no leader election: it is the only replica); the placement controller
+  serves its debug endpoint (``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port
+  ``--debug-port`` (0, the default, picks a free one); the start banner prints the URL;
 
-With ``--data FILE`` every object survives a restart and nothing is registered twice.
+and, unless ``--no-view``, a live view (``sandbox.live_view``) of clusters, ManifestWorkReplicaSet
+and add-on rollouts and placements: redrawn in place on a terminal, one line per change otherwise.
+It is computed incrementally and at a bounded rate, so it stays a small share of this process.
+
+Ctrl-C or SIGTERM stops the children first, then the hub. A child that ends on its own stops
+everything (exit 1). With ``--data FILE`` every object survives a restart and nothing is
+registered twice.
 """
 
 from __future__ import annotations
@@ -32,19 +35,18 @@ from typing import Any, TextIO
 
 from kubernetes.client import ApiClient
 
+from controllers.commands.up_children import Child, python_module, stop_all
 from controllers.runtime import logging as runtime_logging
 from controllers.runtime import operator, registry
-from controllers.runtime.kube import Kube, KubeError
+from controllers.runtime.kube import Kube
+from sandbox.live_view import LiveView
 from sandbox.server import LocalHub
 from sandbox.sim_profile import Profile, ProfileError, load_profile
-from sandbox.sim_view import LiveView
-from sandbox.simulation import SimEvent, Simulation
 
 log = logging.getLogger("controllers.up")
 
 DEFAULT_KUBECONFIG = "./.ocm-rollout/kubeconfig"
 DEFAULT_CLUSTERS = 5
-ANSWER_TIMEOUT_SECONDS = 15.0
 SHUTDOWN_TIMEOUT_SECONDS = 20.0
 CLIENT_POOL_SIZE = 32
 LOG_FILE_NAME = "up.log"
@@ -91,7 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     )
     parser.add_argument(
         "--no-view", action="store_true",
-        help="no live view: print one line per change (the default when stdout is not a terminal)",
+        help="no live view: the banner, the agents' and controllers' logs and nothing else (the view is not "
+        "computed at all); without it, the view is a screen on a terminal and one line per change otherwise",
     )
     parser.add_argument("--log-level", default="warning", choices=runtime_logging.LEVELS, help="(default: warning)")
     parser.set_defaults(func=main)
@@ -137,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
         log_stream = log_file
     runtime_logging.configure("text", args.log_level, stream=log_stream)
     try:
-        return asyncio.run(_up(args, profile, names, interactive=interactive))
+        return asyncio.run(_up(args, profile, names, interactive=interactive, output=log_file))
     finally:
         if log_file is not None:
             log_file.close()
@@ -148,19 +151,6 @@ def _client(kubeconfig: Path) -> ApiClient:
     configuration = operator.load_client(str(kubeconfig)).configuration
     configuration.connection_pool_maxsize = CLIENT_POOL_SIZE
     return ApiClient(configuration)
-
-
-async def _wait_answering(kube: Kube) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_TIMEOUT_SECONDS
-    while True:
-        try:
-            await kube.request("GET", "/version")
-            return
-        except (KubeError, OSError, Exception):
-            if loop.time() > deadline:
-                raise
-            await asyncio.sleep(0.1)
 
 
 def usage_lines(
@@ -199,7 +189,34 @@ def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | 
     return f"http://{address[0]}:{address[1]}{DEBUG_PATH}/NAMESPACE/NAME"
 
 
-async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, interactive: bool) -> int:
+def _controller_argv(name: str, kubeconfig: Path, log_level: str, debug_address: tuple[str, int] | None) -> list[str]:
+    """``ocm-rollout run`` for one controller against the local hub: no leader election (it is
+    the only replica), no probe or metrics ports, the debug endpoint for the placement controller."""
+    debug = "0"
+    if debug_address is not None and name == "placement":
+        debug = f"{debug_address[0]}:{debug_address[1]}"
+    return python_module(
+        "controllers", "run", "--controllers", name, "--kubeconfig", str(kubeconfig), "--no-leader-elect",
+        "--health-bind-address", "0", "--metrics-bind-address", "0", "--debug-bind-address", debug,
+        "--log-level", log_level,
+    )
+
+
+def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
+              debug_address: tuple[str, int] | None) -> list[Child]:
+    agents = ["--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level]
+    if args.profile:
+        agents += ["--profile", str(Path(args.profile).expanduser().absolute())]
+    children = [Child("the simulated agents", python_module("sandbox.sim_main", *agents))]
+    for name in names:
+        children.append(
+            Child(f"the {name} controller", _controller_argv(name, kubeconfig, args.log_level, debug_address))
+        )
+    return children
+
+
+async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, interactive: bool,
+              output: TextIO | None) -> int:
     debug_address: tuple[str, int] | None = None
     if names:
         try:
@@ -227,52 +244,34 @@ async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, i
         await hub.stop()
         return 1
     exit_code = 0
-    tasks: list[asyncio.Task[Any]] = []
+    children: list[Child] = []
+    view_task: asyncio.Task[None] | None = None
     try:
         kubeconfig = Path(args.kubeconfig).expanduser().absolute()
-        kube = Kube(_client(_written(hub, kubeconfig)), field_manager="ocm-rollout-simulator")
-        await _wait_answering(kube)
+        _written(hub, kubeconfig)
         banner = usage_lines(hub.url, kubeconfig, args.clusters, names, _debug_line(debug_address, names))
         if interactive:
             banner.append(f"logs: {kubeconfig.parent / LOG_FILE_NAME}")
-
-        view: LiveView | None = None
-
-        def on_event(event: SimEvent) -> None:
-            if view is not None and event.kind == "agent":
-                view.log(f"{event.subject}: {event.detail}")
-
-        simulation = Simulation(kube, clusters=args.clusters, profile=profile, on_event=on_event)
-        view = LiveView(
-            kube,
-            clusters=simulation.clusters,
-            works=simulation.works,
-            addon_managers=simulation.addon_managers,
-            addons=simulation.addons,
-            header=banner,
-            interactive=interactive,
-        )
-        if not interactive:
+        else:
             for line in banner:
                 print(line, flush=True)
-        await simulation.register()
-        tasks.append(asyncio.create_task(simulation.run(stop), name="simulation"))
-        if names:
-            tasks.append(
-                asyncio.create_task(
-                    operator.run_operator(names, kubeconfig=str(kubeconfig), stop=stop, debug_address=debug_address),
-                    name="controllers",
-                )
-            )
-        tasks.append(asyncio.create_task(view.run(stop), name="view"))
-        exit_code = await _supervise(tasks, stop)
+        children = _children(args, names, kubeconfig, debug_address)
+        for child in children:
+            await child.start(output)
+        if not args.no_view:
+            kube = Kube(_client(kubeconfig), field_manager="ocm-rollout-view")
+            view = LiveView(kube, header=banner, interactive=interactive)
+            view_task = asyncio.create_task(view.run(stop), name="view")
+        exit_code = await _supervise(children, view_task, stop)
     finally:
         stop.set()
-        if tasks:
-            _done, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_TIMEOUT_SECONDS)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_all(children)
+        if view_task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(view_task), SHUTDOWN_TIMEOUT_SECONDS)
+            except (TimeoutError, Exception):
+                view_task.cancel()
+                await asyncio.gather(view_task, return_exceptions=True)
         await hub.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(Exception):
@@ -287,19 +286,30 @@ def _written(hub: LocalHub, kubeconfig: Path) -> Path:
     return hub.write_kubeconfig(kubeconfig)
 
 
-async def _supervise(tasks: list[asyncio.Task[Any]], stop: asyncio.Event) -> int:
-    """Wait for ``stop``; a part that ends on its own before that stops everything (exit 1)."""
+async def _supervise(children: Sequence[Child], view: asyncio.Task[None] | None, stop: asyncio.Event) -> int:
+    """Wait for ``stop``; a child or the view that ends on its own before that stops everything
+    (exit 1)."""
     stopping = asyncio.ensure_future(stop.wait())
+    waits: dict[asyncio.Future[Any], str] = {asyncio.ensure_future(c.wait()): c.name for c in children}
+    if view is not None:
+        waits[view] = "the live view"
     try:
-        done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({stopping, *waits}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopping.cancel()
+        for future in waits:
+            if future is not view:
+                future.cancel()
     if stop.is_set():
         return 0
-    for task in done:
-        if task is stopping:
+    for future in done:
+        if future is stopping:
             continue
-        error = None if task.cancelled() else task.exception()
-        log.error("%s ended unexpectedly", task.get_name(), exc_info=error)
-        print(f"ocm-rollout up: error: {task.get_name()} stopped: {error!r}", file=sys.stderr)
+        name = waits[future]
+        if future is view:
+            error = None if view.cancelled() else view.exception()
+            log.error("%s ended unexpectedly", name, exc_info=error)
+            print(f"ocm-rollout up: error: {name} stopped: {error!r}", file=sys.stderr)
+        else:
+            print(f"ocm-rollout up: error: {name} stopped (exit code {future.result()})", file=sys.stderr)
     return 1

@@ -19,7 +19,8 @@ from controllers.runtime.kube import (
 )
 from controllers.runtime.watchcache import WatchCache
 from sandbox import sim_view
-from sandbox.sim_view import ClusterRow, LiveView, Snapshot, build_snapshot, changes, natural_key, render
+from sandbox.live_view import LiveView
+from sandbox.sim_view import ClusterRow, Snapshot, build_snapshot, changes, natural_key, render
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}}

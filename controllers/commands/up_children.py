@@ -1,0 +1,106 @@
+"""The processes ``ocm-rollout up`` starts next to its local hub, and how they are stopped.
+
+``up`` serves the hub (and the live view) itself; the simulated agents
+(``python -m sandbox.sim_main``) and each controller (``python -m controllers run --controllers
+NAME``, the deployment's own command) run as children, so that a fleet of thousands of clusters
+spreads over every core as a real hub, its controllers and its klusterlets do.
+
+Each child:
+- starts in a session of its own, so a Ctrl-C on the terminal reaches ``up`` alone and ``up``
+  stops the children in order (controllers and agents first, the hub last) instead of every
+  process racing to exit;
+- is told to end with SIGTERM if ``up`` itself dies (Linux ``PR_SET_PDEATHSIG``), so no agent or
+  controller outlives a killed ``up``;
+- writes its output where ``up`` says (the terminal, or ``up.log`` when the screen is the view's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+log = logging.getLogger("controllers.up")
+
+PR_SET_PDEATHSIG = 1
+STOP_TIMEOUT_SECONDS = 20.0
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking the kernel to SIGTERM the child when its parent dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    except OSError:
+        return None
+    prctl = libc.prctl
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+    return hook
+
+
+@dataclass
+class Child:
+    """One child process of ``up``: its name (for messages), its command line and, once started,
+    its ``asyncio`` process."""
+
+    name: str
+    argv: list[str]
+    process: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    stopping: bool = False
+
+    async def start(self, output: IO[Any] | None) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+            preexec_fn=_parent_death_hook(),
+        )
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    async def wait(self) -> int:
+        assert self.process is not None
+        return await self.process.wait()
+
+    async def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; the exit code (None if it never started)."""
+        self.stopping = True
+        process = self.process
+        if process is None:
+            return None
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+            except TimeoutError:
+                log.warning("%s did not stop within %.0f s: killed", self.name, timeout)
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        return process.returncode
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    """The command line running ``module`` with this interpreter (the same virtualenv)."""
+    return [sys.executable, "-m", module, *args]
+
+
+async def stop_all(children: Sequence[Child]) -> None:
+    """Stop every child at once and wait for all of them."""
+    await asyncio.gather(*(child.stop() for child in children), return_exceptions=True)
