@@ -86,6 +86,10 @@ def _name(pid: int) -> str:
     except OSError:
         return str(pid)
     words = [a.decode(errors="replace") for a in argv if a]
+    if "--controllers" in words and words.index("--controllers") + 1 < len(words):
+        return f"{words[words.index('--controllers') + 1]} controller ({pid})"
+    if "up" in words:
+        return f"hub and up ({pid})"
     for marker in ("--role", "-m"):
         if marker in words and words.index(marker) + 1 < len(words):
             return f"{words[words.index(marker) + 1]} ({pid})"

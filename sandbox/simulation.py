@@ -82,6 +82,7 @@ from sandbox.agents.registration import (
     hub_accepted_status,
     lease_expired,
     lease_expires_at,
+    lease_renew_time,
     lease_stopped_status,
     managed_cluster,
 )
@@ -95,6 +96,10 @@ log = logging.getLogger(__name__)
 BINDING_NAMESPACE = "default"
 CONFLICT_RETRY_SECONDS = 0.05
 MAX_STEPS_PER_RECONCILE = 6
+# Clusters registered at once (each: namespace, ManagedCluster, Lease).
+REGISTER_CONCURRENCY = 32
+# The hub side leaves a new cluster to its reachable agent's first report for this long.
+AGENT_FIRST_SECONDS = 10.0
 # A deploy work that could not be written is tried again after this long.
 ADDON_RETRY_SECONDS = 5.0
 DISCOVERY_KEY = "discovery"
@@ -185,9 +190,11 @@ class Simulation:
 
     # -- registration -------------------------------------------------------------------------------
     async def register(self) -> None:
-        """Create what is missing: the binding namespace, the sets and bindings, every cluster's
-        namespace and ManagedCluster. Existing objects are left as they are (a restart with
-        ``--data`` registers nothing twice)."""
+        """Create what is missing: the binding namespace, the sets and bindings, and per cluster its
+        namespace, ManagedCluster and heartbeat Lease. Existing objects are left as they are (a
+        restart with ``--data`` registers nothing twice); what exists is listed first, so a restart
+        of a large fleet sends no create at all for it. Clusters register concurrently
+        (``REGISTER_CONCURRENCY`` at a time)."""
         await self.writer.create_if_absent(
             NAMESPACES, {"metadata": {"name": self.binding_namespace}}
         )
@@ -199,13 +206,35 @@ class Simulation:
                 _body(cluster_set_binding(self.binding_namespace, set_name)),
                 self.binding_namespace,
             )
-        for name, plan in self.plans.items():
-            await self.writer.create_if_absent(NAMESPACES, _body(cluster_namespace(name)))
-            created = await self.writer.create_if_absent(
-                MANAGED_CLUSTERS, _body(managed_cluster(plan.member, plan.lease_duration_seconds))
-            )
-            if created is not None:
-                self._emit("registered", name, "ManagedCluster created")
+        namespaces = await self._names(NAMESPACES)
+        clusters = await self._names(MANAGED_CLUSTERS)
+        leases = await self._names(LEASES, label_selector=names.CLUSTER_NAME_LABEL)
+        gate = asyncio.Semaphore(REGISTER_CONCURRENCY)
+
+        async def one(name: str, plan: ClusterPlan) -> None:
+            async with gate:
+                if name not in namespaces:
+                    await self.writer.create_if_absent(NAMESPACES, _body(cluster_namespace(name)))
+                if name not in clusters:
+                    created = await self.writer.create_if_absent(
+                        MANAGED_CLUSTERS, _body(managed_cluster(plan.member, plan.lease_duration_seconds))
+                    )
+                    if created is not None:
+                        self._emit("registered", name, "ManagedCluster created")
+                if (name, names.CLUSTER_LEASE_NAME) not in leases:
+                    await self.writer.create_if_absent(LEASES, _body(cluster_lease(name, self.clock())), name)
+
+        await asyncio.gather(*(one(name, plan) for name, plan in self.plans.items()))
+
+    async def _names(self, resource: Resource, *, label_selector: str | None = None) -> set[Any]:
+        """The names (namespaced: (namespace, name)) of every stored object of ``resource``."""
+        found = await self.kube.list_objects(resource, label_selector=label_selector)
+        out: set[Any] = set()
+        for obj in found:
+            meta = obj.get("metadata") or {}
+            name = str(meta.get("name") or "")
+            out.add((str(meta.get("namespace") or ""), name) if resource.namespaced else name)
+        return out
 
     # -- event wiring -------------------------------------------------------------------------------
     def _on_cluster(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
@@ -222,7 +251,12 @@ class Simulation:
             self._report_cluster_change(name, obj, previous)
 
     def _on_lease(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
-        self.hub_queue.add(str(obj["metadata"]["namespace"]))
+        # A renewal changes nothing for a cluster the hub sees as Available: its hub pass is
+        # already scheduled for the lease's expiry. Heartbeats of a healthy fleet cost no pass.
+        name = str(obj["metadata"]["namespace"])
+        cluster = self.clusters.get(name)
+        if cluster is None or _availability(cluster)[0] != "True" or event_type != "MODIFIED":
+            self.hub_queue.add(name)
 
     def _on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         key = (str(obj["metadata"]["namespace"]), str(obj["metadata"]["name"]))
@@ -306,10 +340,18 @@ class Simulation:
                 if key[0] == name:
                     self.work_queue.add(key)
 
-        await self._renew_lease(name, now)
+        await self._renew_lease(name, now, plan.lease_duration_seconds)
         cluster = self.clusters.get(name)
         if cluster is not None:
-            status = agent_status(cluster, plan.member, plan.api_server_healthy(elapsed), now)
+            # The simulation plays the hub's registration controller too: a cluster its agent
+            # reports for the first time is accepted in the same status write, so a healthy fleet
+            # registers with one status write per cluster (and no unreachable taint to add and
+            # remove again).
+            accepted = hub_accepted_status(cluster, now)
+            seen = cluster if accepted is None else {**cluster, "status": accepted}
+            status = agent_status(seen, plan.member, plan.api_server_healthy(elapsed), now)
+            if status is None:
+                status = accepted
             if status is not None:
                 try:
                     self.clusters.remember(await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status))
@@ -318,13 +360,19 @@ class Simulation:
         period = float(plan.lease_duration_seconds)
         return period if until_change is None else min(period, until_change)
 
-    async def _renew_lease(self, name: str, now: datetime) -> None:
+    async def _renew_lease(self, name: str, now: datetime, period: float) -> None:
+        """Renew the cluster's heartbeat Lease, unless it was renewed less than half a period ago
+        (a cluster registered a moment ago, or an agent pass that a status change brought
+        forward): one write per cluster per lease period, as OCM's agent."""
         lease = self.leases.get(names.CLUSTER_LEASE_NAME, name)
         if lease is None:
             created = await self.writer.create_if_absent(LEASES, _body(cluster_lease(name, now)), name)
             if created is not None:
                 self.leases.remember(created)
                 return
+        renewed = lease_renew_time(lease)
+        if renewed is not None and (now - renewed).total_seconds() < period / 2:
+            return
         try:
             updated = await self.kube.patch(
                 LEASES, names.CLUSTER_LEASE_NAME, {"spec": {"renewTime": format_micro_time(now)}}, name
@@ -339,6 +387,11 @@ class Simulation:
         if cluster is None:
             return None
         now = self.clock()
+        plan = self.plans.get(name)
+        if plan is not None and not _availability(cluster)[0] and plan.reachable(self.elapsed(now)):
+            # Our own agent is about to report this cluster, accepting it in the same write
+            # (reconcile_agent); its status change brings this pass back.
+            return AGENT_FIRST_SECONDS
         try:
             status = hub_accepted_status(cluster, now)
             if status is not None:
