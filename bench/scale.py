@@ -275,7 +275,7 @@ def run(clusters: int, idle: float, timeout: float, extra: list[str]) -> None:
                                             workset("scale", "scale"))
 
         def done() -> bool:
-            obj = api.get_namespaced_custom_object(WORK_GROUP, WORKSET_VERSION, NAMESPACE,
+            obj: dict[str, Any] = api.get_namespaced_custom_object(WORK_GROUP, WORKSET_VERSION, NAMESPACE,
                                                    "manifestworkreplicasets", "scale")
             return _rolled_out(obj)
 
