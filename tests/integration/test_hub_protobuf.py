@@ -138,7 +138,10 @@ def test_deletes_take_protobuf_delete_options(hub: HubThread, namespace: str) ->
     base = f"/api/v1/namespaces/{namespace}/configmaps"
     created = http(hub, "POST", base, body=envelope("v1", "ConfigMap", _meta("doomed", namespace)), headers=CLIENT_GO)
     uid = text(parse(one(unenvelope(created.data)[2], 1)), 5)
-    options = (lambda u: envelope("v1", "DeleteOptions", ld(2, ld(1, u)) + ld(4, "Background")))
+
+    def options(uid: str) -> bytes:
+        return envelope("v1", "DeleteOptions", ld(2, ld(1, uid)) + ld(4, "Background"))
+
     wrong = http(hub, "DELETE", f"{base}/doomed", body=options("not-" + uid), headers=CLIENT_GO)
     assert wrong.status == 409, wrong.data
     gone = http(hub, "DELETE", f"{base}/doomed", body=options(uid), headers=CLIENT_GO)
