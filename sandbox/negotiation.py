@@ -3,10 +3,10 @@
 As kube-apiserver negotiates: the clauses are tried in order of preference (q, then the more
 specific type first); a clause is taken when its type names an encoding the resource has and
 its parameters ask for a shape the server can give. Built-in kinds have JSON, YAML and
-protobuf; custom resources JSON and YAML only, so client-go's
-`application/vnd.kubernetes.protobuf, application/json` gets JSON for them. `as=Table` is
-served in JSON and YAML only, `as=PartialObjectMetadata[List]` in every encoding. An empty
-header means JSON; a header nothing matches is a 406.
+protobuf; custom resources have no protobuf form, so client-go's
+`application/vnd.kubernetes.protobuf, application/json` gets JSON for them, though their
+`as=PartialObjectMetadata[List]` (a built-in type) is protobuf too, as the metadata client
+asks. `as=Table` is JSON only. An empty header means JSON; a header nothing matches is a 406.
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ def _encodings_for(clause: Clause, offered: tuple[str, ...]) -> list[str]:
     return [found] if found in offered else []
 
 
-def _shape(encoding: str, params: dict[str, str]) -> Media | None:
+def _shape(encoding: str, params: dict[str, str], protobuf: bool) -> Media | None:
     as_ = params.get("as")
+    if encoding == PROTOBUF and not protobuf and as_ not in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+        return None
     if encoding == YAML or as_ is None:
         return Media(encoding)
     shape = _SHAPES.get(as_)
@@ -100,7 +102,7 @@ def _shape(encoding: str, params: dict[str, str]) -> Media | None:
 
 def negotiate(header: str | None, *, protobuf: bool) -> Media:
     """The media to answer in; `protobuf`: whether the resource has a protobuf form."""
-    offered = (JSON, YAML, PROTOBUF) if protobuf else (JSON, YAML)
+    offered = (JSON, YAML, PROTOBUF)
     if not header or not header.strip():
         return Media()
     for clause in parse_accept(header):
@@ -110,7 +112,7 @@ def negotiate(header: str | None, *, protobuf: bool) -> Media:
         if stream is not None and stream != "watch":
             continue
         for encoding in _encodings_for(clause, offered):
-            media = _shape(encoding, clause.params)
+            media = _shape(encoding, clause.params, protobuf)
             if media is not None:
                 return media
     raise ApiError(

@@ -710,6 +710,9 @@ class LocalHub:
             if target.name is None:
                 items = engine.delete_collection(rt, version, ns, *_selectors(request, rt), options, ctx)
                 listing = _listing(target, {"resourceVersion": str(self.store.rv)}, items)
+                if fmt.shape in (META, META_LIST):
+                    listing = {**listing, "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{fmt.version}",
+                               "items": [partial_metadata(o) for o in items]}
                 if fmt.encoding == PROTOBUF:
                     return _json_response(protobuf.encode(listing), 200, ctx.warnings, protobuf.CONTENT_TYPE)
                 return self._json(listing, warnings=ctx.warnings)

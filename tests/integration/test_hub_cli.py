@@ -88,7 +88,7 @@ def test_unacceptable_media_type_is_refused(toy_hub: HubThread) -> None:
     resp = http(toy_hub, "GET", f"/apis/{WIDGET_GROUP}/v1/widgets", headers={"Accept": "application/vnd.kubernetes.protobuf"})
     assert resp.status == 406
     assert json.loads(resp.data)["message"] == (
-        "only the following media types are accepted: application/json, application/yaml"
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     )
 
 

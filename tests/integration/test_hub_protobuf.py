@@ -191,3 +191,24 @@ def test_openapi_v2_answers_protobuf_under_a_parseable_name(hub: HubThread) -> N
     assert resp.headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
     assert resp.data.startswith(ld(1, "2.0"))  # gnostic Document.swagger
     assert http(hub, "GET", "/openapi/v2", headers={"Accept": "text/html"}).status == 406
+
+
+def test_metadata_requests_get_protobuf_for_custom_resources_too(hub: HubThread, namespace: str) -> None:
+    """PartialObjectMetadata is a built-in type: kube-apiserver encodes it in protobuf whatever
+    the resource, as client-go's metadata client (the garbage collector's, the namespace
+    controller's) asks."""
+    placements = f"/apis/cluster.open-cluster-management.io/v1beta1/namespaces/{namespace}/placements"
+    for name in ("a", "b"):
+        body = {"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "Placement", "metadata": {"name": name}, "spec": {}}
+        assert http(hub, "POST", placements, body=body).status == 201
+    metadata_client = {"Accept": f"{PROTOBUF};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                                 "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
+    listing = http(hub, "GET", placements, headers=metadata_client)
+    assert listing.headers["Content-Type"] == PROTOBUF
+    api_version, kind, msg = unenvelope(listing.data)
+    assert (api_version, kind) == ("meta.k8s.io/v1", "PartialObjectMetadataList")
+    names = sorted(text(parse(one(parse(item), 1)), 1) for item in msg[2] if isinstance(item, bytes))
+    assert names == ["a", "b"]
+    gone = http(hub, "DELETE", placements, headers=metadata_client)
+    assert gone.status == 200 and unenvelope(gone.data)[1] == "PartialObjectMetadataList"
+    assert _json(hub, placements)["items"] == []

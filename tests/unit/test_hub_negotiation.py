@@ -27,7 +27,7 @@ METADATA_CLIENT = (
         (CLIENT_GO, Media(PROTOBUF), Media(JSON)),
         (KUBECTL_CREATE, Media(PROTOBUF), Media(JSON)),
         (KUBECTL_GET, Media(JSON, TABLE, "v1"), Media(JSON, TABLE, "v1")),
-        (METADATA_CLIENT, Media(PROTOBUF, META_LIST, "v1"), Media(JSON, META_LIST, "v1")),
+        (METADATA_CLIENT, Media(PROTOBUF, META_LIST, "v1"), Media(PROTOBUF, META_LIST, "v1")),
         ("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json", Media(JSON), Media(JSON)),
         ("application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io", Media(JSON, META, "v1beta1"),
          Media(JSON, META, "v1beta1")),
@@ -50,8 +50,9 @@ def test_nothing_acceptable_is_406_naming_what_is() -> None:
         negotiate("text/html", protobuf=True)
     assert err.value.code == 406
     assert err.value.message.endswith("application/json, application/yaml, application/vnd.kubernetes.protobuf")
-    with pytest.raises(ApiError):
+    with pytest.raises(ApiError) as err:
         negotiate("application/vnd.kubernetes.protobuf", protobuf=False)
+    assert err.value.code == 406
     with pytest.raises(ApiError):
         negotiate("application/json;as=Table;g=meta.k8s.io;v=v2", protobuf=True)
 
