@@ -6,7 +6,9 @@ kubectl (1.27+) reads `/openapi/v3`: it finds each kind's PATCH operation throug
 (`?fieldValidation=Strict`), which the hub implements. The CRD schemas are included as
 components so `kubectl explain` works. `/openapi/v2` is served as JSON when asked for JSON, and
 as a minimal valid protobuf document (no definitions) when asked for protobuf, which is what
-client-go requests; kubectl then falls back to its built-in knowledge of the core kinds.
+client-go requests; kubectl then falls back to its built-in knowledge of the core kinds. The
+protobuf answer carries kube-openapi's content type, which Go's MIME parser accepts (the name
+client-go asks for, with an "@", it does not).
 """
 
 from __future__ import annotations

@@ -23,19 +23,6 @@ MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 WATCH_CONTENT_TYPE = f"{CONTENT_TYPE};stream=watch"
 
-__all__ = [
-    "CONTENT_TYPE",
-    "MAGIC",
-    "WATCH_CONTENT_TYPE",
-    "ProtobufError",
-    "decode",
-    "decode_delete_options",
-    "encode",
-    "supports",
-    "watch_frame",
-]
-
-
 def supports(api_version: str, kind: str) -> bool:
     """Whether objects of this kind can be written and read as protobuf."""
     return (api_version, kind) in KINDS
