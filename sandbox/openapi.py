@@ -6,7 +6,9 @@ kubectl (1.27+) reads `/openapi/v3`: it finds each kind's PATCH operation throug
 (`?fieldValidation=Strict`), which the hub implements. The CRD schemas are included as
 components so `kubectl explain` works. `/openapi/v2` is served as JSON when asked for JSON, and
 as a minimal valid protobuf document (no definitions) when asked for protobuf, which is what
-client-go requests; kubectl then falls back to its built-in knowledge of the core kinds.
+client-go requests; kubectl then falls back to its built-in knowledge of the core kinds. The
+protobuf answer carries kube-openapi's content type, which Go's MIME parser accepts (the name
+client-go asks for, with an "@", it does not).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import json
 from typing import Any
 
+from sandbox.negotiation import parse_accept
 from sandbox.resources import ResourceType
 
 OBJECT_META_REF = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -275,6 +278,28 @@ def v2_json(docs: list[dict[str, Any]], server_version: str) -> dict[str, Any]:
         for name, schema in doc["components"]["schemas"].items():
             definitions[name] = json.loads(json.dumps(schema).replace("#/components/schemas/", "#/definitions/"))
     return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": server_version}, "paths": {}, "definitions": definitions}
+
+
+# What client-go asks for (an "@" is not allowed in a MIME subtype, so Go's mime parser rejects
+# it) and what kube-openapi answers for both that and the corrected name.
+V2_PROTOBUF_REQUESTED = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_V2_OFFERED = (
+    ("application/json", "application/json"),
+    (V2_PROTOBUF_REQUESTED, V2_PROTOBUF),
+    (V2_PROTOBUF, V2_PROTOBUF),
+)
+
+
+def v2_media_type(accept: str | None) -> str | None:
+    """The Content-Type `/openapi/v2` answers an Accept header with (None: 406), as
+    kube-openapi chooses: the first clause, by preference, that names an offered type."""
+    for clause in parse_accept(accept or "*/*"):
+        for offered, answer in _V2_OFFERED:
+            type_, _, subtype = offered.partition("/")
+            if clause.type in (type_, "*") and clause.subtype in (subtype, "*"):
+                return answer
+    return None
 
 
 def _field(number: int, payload: bytes) -> bytes:

@@ -37,11 +37,23 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from sandbox import errors, openapi, protobuf
+from sandbox import cluster_trust, errors, openapi, protobuf
 from sandbox import tls as tls_module
 from sandbox.crd import default_crds, load_crd_files
 from sandbox.engine import CRD_BUCKET, Ctx, Engine
 from sandbox.errors import ApiError
+from sandbox.negotiation import (
+    JSON,
+    META,
+    META_LIST,
+    OBJECT,
+    PROTOBUF,
+    TABLE,
+    YAML,
+    Media,
+    negotiate,
+    prefers_protobuf,
+)
 from sandbox.resources import ResourceType, sort_versions
 from sandbox.selectors import FieldSelector, LabelSelector
 from sandbox.store import Event, Store, Watcher
@@ -60,7 +72,6 @@ SERVER_VERSION = {
     "compiler": "gc",
     "platform": f"{sys.platform}/python",
 }
-OPENAPI_V2_PB = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 DEFAULT_USER = "admin"
 T = TypeVar("T")
 
@@ -97,34 +108,6 @@ def _dumps(obj: Any) -> bytes:
 
 def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1", "yes")
-
-
-def _parse_accept(header: str | None) -> tuple[str, str]:
-    """('json'|'table'|'meta'|'metalist'|'yaml', meta.k8s.io version) for an Accept header."""
-    if not header:
-        return "json", "v1"
-    for part in header.split(","):
-        pieces = [p.strip() for p in part.split(";")]
-        mime = pieces[0].lower()
-        params = {}
-        for p in pieces[1:]:
-            k, _, v = p.partition("=")
-            params[k.strip().lower()] = v.strip()
-        if mime in ("application/json", "*/*", "application/*"):
-            as_ = params.get("as")
-            if as_ is None:
-                return "json", "v1"
-            if params.get("g") != "meta.k8s.io" or params.get("v") not in ("v1", "v1beta1"):
-                continue
-            if as_ == "Table":
-                return "table", params["v"]
-            if as_ == "PartialObjectMetadata":
-                return "meta", params["v"]
-            if as_ == "PartialObjectMetadataList":
-                return "metalist", params["v"]
-        elif mime in ("application/yaml", "application/vnd.kubernetes.yaml"):
-            return "yaml", "v1"
-    raise ApiError(406, "NotAcceptable", f"only the following media types are accepted: application/json, application/yaml; got {header!r}")
 
 
 class LocalHub:
@@ -218,6 +201,7 @@ class LocalHub:
         self._secrets()
         self.engine = Engine(self.store)
         self._install_crds()
+        cluster_trust.publish(self.engine, self.ca_pem)
         if self.request_log_path is not None:
             self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = self.request_log_path.open("a", encoding="utf-8")
@@ -370,14 +354,14 @@ class LocalHub:
             return response
         except ApiError as exc:
             code = exc.code
-            return self._error(exc)
+            return self._error(exc, request, target)
         except (ConnectionResetError, asyncio.CancelledError):
             code = 499
             raise
         except Exception as exc:
             log.exception("request %s %s failed", request.method, request.path_qs)
             code = 500
-            return self._error(errors.internal(str(exc)))
+            return self._error(errors.internal(str(exc)), request, target)
         finally:
             if self.record_requests or self._log_file is not None:
                 # group, version, resource, subresource, namespace, name, path
@@ -405,7 +389,15 @@ class LocalHub:
             return "delete" if target.name is not None else "deletecollection"
         return method.lower()
 
-    def _error(self, exc: ApiError) -> web.Response:
+    def _error(self, exc: ApiError, request: web.Request | None = None, target: _Target | None = None) -> web.Response:
+        """A Status, in protobuf when the request's resource has it and the client prefers it."""
+        if (
+            request is not None
+            and target is not None
+            and exc.code != 406
+            and prefers_protobuf(request.headers.get("Accept"), protobuf=_has_protobuf(target))
+        ):
+            return web.Response(status=exc.code, body=protobuf.encode_status(exc.status()), content_type=protobuf.CONTENT_TYPE)
         return self._json(exc.status(), exc.code)
 
     def _resolve(self, segments: list[str]) -> _Target | None:
@@ -549,10 +541,15 @@ class LocalHub:
         server_version = SERVER_VERSION["gitVersion"]
         docs = self._openapi_docs(gen, server_version)
         if rest == ["v2"]:
-            accept = request.headers.get("Accept", "")
-            if "protobuf" in accept and "json" not in accept:
-                return web.Response(body=openapi.v2_protobuf(server_version), content_type=OPENAPI_V2_PB)
-            return self._json(openapi.v2_json([d for d, _ in docs.values()], server_version))
+            answer = openapi.v2_media_type(request.headers.get("Accept"))
+            if answer is None:
+                return web.Response(status=406, headers={"Vary": "Accept"})
+            if answer == openapi.V2_PROTOBUF:
+                resp = web.Response(body=openapi.v2_protobuf(server_version), content_type=answer)
+            else:
+                resp = self._json(openapi.v2_json([d for d, _ in docs.values()], server_version))
+            resp.headers["Vary"] = "Accept"
+            return resp
         if rest == ["v3"]:
             return self._json(
                 {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, (_, h) in sorted(docs.items())}}
@@ -584,12 +581,14 @@ class LocalHub:
 
     # resource endpoints -------------------------------------------------------------------------
 
-    async def _body(self, request: web.Request, ctx: Ctx) -> Any:
+    async def _body(self, request: web.Request, ctx: Ctx, target: _Target) -> Any:
         raw = await request.read()
         if not raw:
             raise errors.bad_request("the request body is empty")
         ctype = (request.content_type or "application/json").lower()
         if ctype == protobuf.CONTENT_TYPE:
+            if not _has_protobuf(target):
+                raise errors.unsupported_media_type(("application/json", "application/yaml"))
             return protobuf.decode(raw)
         try:
             if "yaml" in ctype and "apply-patch" not in ctype:
@@ -613,13 +612,12 @@ class LocalHub:
             raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
         return Ctx(user=user, dry_run=bool(dry), field_validation=fv)
 
-    def _present(self, target: _Target, obj: dict[str, Any], fmt: tuple[str, str], request: web.Request) -> Any:
-        kind, _ = fmt
-        if kind == "table":
-            include = request.query.get("includeObject", "Metadata")
+    def _present(self, target: _Target, obj: dict[str, Any], fmt: Media, request: web.Request | None) -> Any:
+        if fmt.shape == TABLE:
+            include = request.query.get("includeObject", "Metadata") if request is not None else "Metadata"
             return table([obj], target.rt.versions[target.version].columns, include=include)
-        if kind == "meta":
-            return partial_metadata(obj)
+        if fmt.shape in (META, META_LIST):
+            return {**partial_metadata(obj), "apiVersion": f"meta.k8s.io/{fmt.version}"}
         return obj
 
     def _respond(
@@ -629,16 +627,20 @@ class LocalHub:
         obj: dict[str, Any],
         status: int,
         ctx: Ctx,
-        fmt: tuple[str, str],
+        fmt: Media,
         *,
         stored: dict[str, Any] | None = None,
     ) -> web.Response:
         assert self.store is not None
-        if fmt[0] == "json" and stored is not None and stored is obj:
-            body = self.store.encode_stored(target.rt.bucket, stored)
-        elif fmt[0] == "yaml":
+        content_type = "application/json"
+        if fmt.encoding == YAML:
             resp = web.Response(status=status, text=yaml.safe_dump(obj, sort_keys=False), content_type="application/yaml")
             return resp
+        if fmt.encoding == PROTOBUF:
+            body = protobuf.encode(self._present(target, obj, fmt, request))
+            content_type = protobuf.CONTENT_TYPE
+        elif fmt.shape == OBJECT and stored is not None and stored is obj:
+            body = self.store.encode_stored(target.rt.bucket, stored)
         else:
             body = _dumps(self._present(target, obj, fmt, request))
         served = target.rt.versions[target.version]
@@ -647,14 +649,14 @@ class LocalHub:
             warnings.append(
                 served.deprecation_warning or f"{target.rt.api_version(target.version)} {target.rt.kind} is deprecated"
             )
-        return _json_response(body, status, warnings)
+        return _json_response(body, status, warnings, content_type)
 
     async def _resource(self, request: web.Request, target: _Target, user: str) -> web.StreamResponse:
         assert self.engine is not None and self.store is not None
         engine = self.engine
         rt, version = target.rt, target.version
         method = request.method
-        fmt = _parse_accept(request.headers.get("Accept"))
+        fmt = negotiate(request.headers.get("Accept"), protobuf=_has_protobuf(target))
         q = request.query
         if method not in [m for v in rt.verbs for m in _METHODS[v]] and not (method in ("GET", "PUT", "PATCH") and target.subresource):
             raise errors.method_not_allowed()
@@ -682,13 +684,13 @@ class LocalHub:
         if method == "POST":
             if target.name is not None:
                 raise errors.method_not_allowed()
-            body = await self._body(request, ctx)
+            body = await self._body(request, ctx, target)
             obj = engine.create(rt, version, ns or "", body, ctx)
             return self._respond(request, target, obj, 201, ctx, fmt)
         if method == "PUT":
             if target.name is None:
                 raise errors.method_not_allowed()
-            body = await self._body(request, ctx)
+            body = await self._body(request, ctx, target)
             obj, created = engine.update(rt, version, ns or "", target.name, body, ctx, subresource=target.subresource)
             return self._respond(request, target, obj, 201 if created else 200, ctx, fmt)
         if method == "PATCH":
@@ -707,7 +709,13 @@ class LocalHub:
             options = await self._delete_options(request)
             if target.name is None:
                 items = engine.delete_collection(rt, version, ns, *_selectors(request, rt), options, ctx)
-                return self._json(_listing(target, {"resourceVersion": str(self.store.rv)}, items), warnings=ctx.warnings)
+                listing = _listing(target, {"resourceVersion": str(self.store.rv)}, items)
+                if fmt.shape in (META, META_LIST):
+                    listing = {**listing, "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{fmt.version}",
+                               "items": [partial_metadata(o) for o in items]}
+                if fmt.encoding == PROTOBUF:
+                    return _json_response(protobuf.encode(listing), 200, ctx.warnings, protobuf.CONTENT_TYPE)
+                return self._json(listing, warnings=ctx.warnings)
             obj, gone = engine.delete(rt, version, ns or "", target.name, options, ctx)
             if gone and not rt.returns_deleted_object:
                 meta = obj.get("metadata", {})
@@ -718,6 +726,8 @@ class LocalHub:
                     "status": "Success",
                     "details": {"name": meta.get("name"), "group": rt.group, "kind": rt.plural, "uid": meta.get("uid")},
                 }
+                if fmt.encoding == PROTOBUF:
+                    return _json_response(protobuf.encode_status(status), 200, ctx.warnings, protobuf.CONTENT_TYPE)
                 return self._json(status, warnings=ctx.warnings)
             return self._respond(request, target, obj, 200, ctx, fmt)
         raise errors.method_not_allowed()
@@ -725,7 +735,9 @@ class LocalHub:
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         options: dict[str, Any] = {}
         raw = await request.read()
-        if raw:
+        if raw and (request.content_type or "").lower() == protobuf.CONTENT_TYPE:
+            options.update(protobuf.decode_delete_options(raw))
+        elif raw:
             body = _json_body(raw, "the DeleteOptions body")
             if isinstance(body, dict):
                 options.update(body)
@@ -738,7 +750,7 @@ class LocalHub:
             options["dryRun"] = q.getall("dryRun")
         return options
 
-    def _list_response(self, request: web.Request, target: _Target, result: Any, fmt: tuple[str, str]) -> web.Response:
+    def _list_response(self, request: web.Request, target: _Target, result: Any, fmt: Media) -> web.Response:
         assert self.store is not None
         rt, version = target.rt, target.version
         meta: dict[str, Any] = {"resourceVersion": result.resource_version}
@@ -746,8 +758,7 @@ class LocalHub:
             meta["continue"] = result.cont
         if result.remaining is not None:
             meta["remainingItemCount"] = result.remaining
-        kind = fmt[0]
-        if kind == "table":
+        if fmt.shape == TABLE:
             include = request.query.get("includeObject", "Metadata")
             body = table(
                 result.items,
@@ -757,20 +768,24 @@ class LocalHub:
                 cont=result.cont,
                 remaining=result.remaining,
             )
-            body["apiVersion"] = f"meta.k8s.io/{fmt[1]}"
+            body["apiVersion"] = f"meta.k8s.io/{fmt.version}"
             return self._json(body)
-        if kind in ("meta", "metalist"):
-            return self._json(
-                {
-                    "kind": "PartialObjectMetadataList",
-                    "apiVersion": f"meta.k8s.io/{fmt[1]}",
-                    "metadata": meta,
-                    "items": [partial_metadata(o) for o in result.items],
-                }
-            )
-        if kind == "yaml":
+        if fmt.encoding == YAML:
             listing = _listing(target, meta, result.items)
             return web.Response(text=yaml.safe_dump(listing, sort_keys=False), content_type="application/yaml")
+        if fmt.shape in (META, META_LIST):
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": f"meta.k8s.io/{fmt.version}",
+                "metadata": meta,
+                "items": [partial_metadata(o) for o in result.items],
+            }
+            if fmt.encoding == PROTOBUF:
+                return web.Response(body=protobuf.encode(body), content_type=protobuf.CONTENT_TYPE)
+            return self._json(body)
+        if fmt.encoding == PROTOBUF:
+            listing = _listing(target, meta, result.items)
+            return web.Response(body=protobuf.encode(listing), content_type=protobuf.CONTENT_TYPE)
         head: bytes = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
         if all(a is b for a, b in zip(result.items, result.raw, strict=True)):
             parts = [self.store.encode_stored(rt.bucket, o) for o in result.raw]
@@ -786,13 +801,21 @@ class LocalHub:
         target: _Target,
         kind: str,
         event: Event,
-        fmt: tuple[str, str],
+        fmt: Media,
         include: str,
         first: bool,
     ) -> bytes:
         assert self.engine is not None and self.store is not None
         rt, version = target.rt, target.version
-        if fmt[0] == "json":
+        if fmt.encoding == PROTOBUF:
+            cache_key = (kind, f"protobuf|{fmt.shape}|{rt.group}/{version}")
+            found = event.encoded.get(cache_key)
+            if found is None:
+                obj = self.engine.to_version(rt, version, event.obj)
+                pb_shown = obj if fmt.shape == OBJECT else self._present(target, obj, fmt, None)
+                found = event.encoded[cache_key] = protobuf.watch_frame(kind, protobuf.encode(pb_shown))
+            return found
+        if fmt.encoding == JSON and fmt.shape == OBJECT:
             conv = "" if (rt.from_storage is None and version == rt.storage_version) else f"{rt.group}/{version}"
             cache_key = (kind, conv)
             found = event.encoded.get(cache_key)
@@ -807,22 +830,32 @@ class LocalHub:
             event.encoded[cache_key] = line
             return line
         obj = self.engine.to_version(rt, version, event.obj)
-        if fmt[0] == "table":
+        if fmt.shape == TABLE:
             shown: Any = table([obj], rt.versions[version].columns, include=include, headers=first)
-            shown["apiVersion"] = f"meta.k8s.io/{fmt[1]}"
+            shown["apiVersion"] = f"meta.k8s.io/{fmt.version}"
             shown["metadata"] = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
-        elif fmt[0] in ("meta", "metalist"):
-            shown = partial_metadata(obj)
+        elif fmt.shape in (META, META_LIST):
+            shown = self._present(target, obj, fmt, None)
         else:
             shown = obj
         return _dumps({"type": kind, "object": shown}) + b"\n"
 
-    def _bookmark(self, target: _Target, rv: int, *, initial_end: bool = False) -> bytes:
+    def _bookmark(self, target: _Target, rv: int, fmt: Media, *, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         obj = {"kind": target.rt.kind, "apiVersion": target.rt.api_version(target.version), "metadata": meta}
+        if fmt.shape in (META, META_LIST):
+            obj = {**partial_metadata(obj), "apiVersion": f"meta.k8s.io/{fmt.version}"}
+        if fmt.encoding == PROTOBUF:
+            return protobuf.watch_frame("BOOKMARK", protobuf.encode(obj))
         return _dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    @staticmethod
+    def _watch_error(status: dict[str, Any], fmt: Media) -> bytes:
+        if fmt.encoding == PROTOBUF:
+            return protobuf.watch_frame("ERROR", protobuf.encode_status(status))
+        return _dumps({"type": "ERROR", "object": status}) + b"\n"
 
     async def _watch(
         self,
@@ -830,7 +863,7 @@ class LocalHub:
         target: _Target,
         labels: LabelSelector,
         fields: FieldSelector,
-        fmt: tuple[str, str],
+        fmt: Media,
     ) -> web.StreamResponse:
         assert self.engine is not None and self.store is not None
         q = request.query
@@ -844,7 +877,8 @@ class LocalHub:
                 [errors.cause("FieldValueForbidden", "allowWatchBookmarks", "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true")],
             )
         include = q.get("includeObject", "Metadata")
-        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+        content_type = protobuf.WATCH_CONTENT_TYPE if fmt.encoding == PROTOBUF else "application/json"
+        response = web.StreamResponse(status=200, headers={"Content-Type": content_type, "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         try:
             watcher, first = self.engine.watch(
@@ -860,7 +894,7 @@ class LocalHub:
             if exc.code != 410:
                 raise
             await response.prepare(request)
-            await response.write(_dumps({"type": "ERROR", "object": exc.status()}) + b"\n")
+            await response.write(self._watch_error(exc.status(), fmt))
             await response.write_eof()
             return response
         watcher.bookmarks = bookmarks
@@ -875,7 +909,7 @@ class LocalHub:
                 chunk += self._encode_event(target, kind, ev, fmt, include, not headers_sent)
                 headers_sent = True
             if send_initial:
-                chunk += self._bookmark(target, start_rv, initial_end=True)
+                chunk += self._bookmark(target, start_rv, fmt, initial_end=True)
             if chunk:
                 await response.write(bytes(chunk))
             await self._pump(response, watcher, target, fmt, include, deadline, bookmarks, headers_sent)
@@ -890,7 +924,7 @@ class LocalHub:
         response: web.StreamResponse,
         watcher: Watcher,
         target: _Target,
-        fmt: tuple[str, str],
+        fmt: Media,
         include: str,
         deadline: float | None,
         bookmarks: bool,
@@ -906,7 +940,7 @@ class LocalHub:
                 # closing bookmark name store.rv, which a client resumes from.
                 rest, closed = self._drain_queue(target, queue, fmt, include, headers_sent)
                 if bookmarks and not closed:
-                    rest += self._bookmark(target, self.store.rv)
+                    rest += self._bookmark(target, self.store.rv, fmt)
                 if rest:
                     await response.write(bytes(rest))
                 return
@@ -922,7 +956,7 @@ class LocalHub:
                         await response.write(bytes(chunk))
                     return
                 if kind == "BOOKMARK":
-                    chunk += self._bookmark(target, int(payload))
+                    chunk += self._bookmark(target, int(payload), fmt)
                 else:
                     chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
                     headers_sent = True
@@ -932,7 +966,7 @@ class LocalHub:
             await response.write(bytes(chunk))
 
     def _drain_queue(
-        self, target: _Target, queue: asyncio.Queue[tuple[str, Any]], fmt: tuple[str, str], include: str, headers_sent: bool
+        self, target: _Target, queue: asyncio.Queue[tuple[str, Any]], fmt: Media, include: str, headers_sent: bool
     ) -> tuple[bytearray, bool]:
         """Everything queued for a watch, encoded; and whether the queue ends with CLOSE (an
         overflowed watcher, whose client must resume from its last event, not a bookmark)."""
@@ -942,7 +976,7 @@ class LocalHub:
             if kind == "CLOSE":
                 return chunk, True
             if kind == "BOOKMARK":
-                chunk += self._bookmark(target, int(payload))
+                chunk += self._bookmark(target, int(payload), fmt)
             else:
                 chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
                 headers_sent = True
@@ -993,11 +1027,19 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _json_response(body: bytes, status: int = 200, warnings: Iterable[str] = ()) -> web.Response:
-    resp = web.Response(status=status, body=body, content_type="application/json")
+def _json_response(
+    body: bytes, status: int = 200, warnings: Iterable[str] = (), content_type: str = "application/json"
+) -> web.Response:
+    """A response with `Warning` headers (a JSON body unless `content_type` says otherwise)."""
+    resp = web.Response(status=status, body=body, content_type=content_type)
     for w in warnings:
         resp.headers.add("Warning", f'299 - "{w}"')
     return resp
+
+
+def _has_protobuf(target: _Target) -> bool:
+    """Built-in kinds have a protobuf form; custom resources are JSON (and YAML) only."""
+    return protobuf.supports(target.rt.api_version(target.version), target.rt.kind)
 
 
 def _selectors(request: web.Request, rt: ResourceType) -> tuple[LabelSelector, FieldSelector]:

@@ -3,6 +3,7 @@ delete an example of every CRD kind the project serves."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -196,3 +197,41 @@ def test_describe_shows_the_object(kubectl: Any) -> None:
     out = kubectl("describe", "managedcluster", "described").stdout
     assert "Hub Accepts Client:" in out and "Events:" in out
     kubectl("delete", "managedcluster", "described")
+
+
+def test_apply_a_json_list_of_core_kinds(kubectl: Any, tmp_path: Path) -> None:
+    """kubectl reads /openapi/v2 in protobuf first: its Content-Type must parse."""
+    kubectl("create", "namespace", "listed")
+    items = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "l1", "namespace": "listed"}, "data": {"a": "1"}},
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l2", "namespace": "listed"},
+         "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}},
+        {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "l3", "namespace": "listed"},
+         "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "test", "reportingInstance": "test-1",
+         "action": "Listing", "reason": "Listed", "note": "from a list", "type": "Normal",
+         "regarding": {"kind": "ConfigMap", "name": "l1", "namespace": "listed"}},
+    ]
+    manifest = tmp_path / "list.json"
+    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    out = kubectl("apply", "-f", str(manifest)).stdout
+    assert out.split("\n")[:3] == ["configmap/l1 created", "lease.coordination.k8s.io/l2 created", "event.events.k8s.io/l3 created"]
+    assert "unchanged" in kubectl("apply", "-f", str(manifest)).stdout
+    assert kubectl("get", "lease", "l2", "-n", "listed", "-o", "jsonpath={.spec.holderIdentity}").stdout == "me"
+    events = kubectl("get", "events", "-n", "listed").stdout
+    assert "Listed" in events and "configmap/l1" in events and "from a list" in events
+    kubectl("delete", "-f", str(manifest))
+    kubectl("delete", "namespace", "listed", "--wait=true", "--timeout=30s")
+
+
+def test_describe_finds_an_objects_events(kubectl: Any) -> None:
+    """describe lists events with a typed (protobuf) client and field selectors."""
+    kubectl("create", "configmap", "watched-cm", "-n", "default", "--from-literal=a=1")
+    uid = kubectl("get", "configmap", "watched-cm", "-n", "default", "-o", "jsonpath={.metadata.uid}").stdout
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "watched-cm.1", "namespace": "default"},
+             "involvedObject": {"kind": "ConfigMap", "name": "watched-cm", "namespace": "default", "uid": uid},
+             "reason": "Checked", "message": "looked at it", "type": "Normal", "count": 1,
+             "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}
+    kubectl("create", "-f", "-", stdin=json.dumps(event))
+    out = kubectl("describe", "configmap", "watched-cm", "-n", "default").stdout
+    assert "Checked" in out and "looked at it" in out
+    kubectl("delete", "configmap", "watched-cm", "-n", "default")

@@ -84,7 +84,12 @@ def test_partial_object_metadata_list(toy_hub: HubThread, toy_namespace: str) ->
 
 
 def test_unacceptable_media_type_is_refused(toy_hub: HubThread) -> None:
-    assert http(toy_hub, "GET", "/api/v1/namespaces", headers={"Accept": "application/vnd.kubernetes.protobuf"}).status == 406
+    """Custom resources have no protobuf form (built-in kinds do: see test_hub_protobuf)."""
+    resp = http(toy_hub, "GET", f"/apis/{WIDGET_GROUP}/v1/widgets", headers={"Accept": "application/vnd.kubernetes.protobuf"})
+    assert resp.status == 406
+    assert json.loads(resp.data)["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    )
 
 
 @pytest.mark.parametrize("path", ["/apis/test.ocm-rollout.io/v1/namespaces/default/widgets/x/scale", "/apis/nope/v1/things"])
