@@ -85,6 +85,7 @@ from sandbox.agents.registration import (
     lease_stopped_status,
     managed_cluster,
 )
+from sandbox.agents.cluster import ClusterObject, ClusterObjects
 from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
 from sandbox.sim_client import Writer
 from sandbox.sim_discovery import served_resources
@@ -146,6 +147,7 @@ class Simulation:
         self.started_at = clock()
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         self._reachable: dict[str, bool] = {}
+        self._cluster_objects: dict[str, ClusterObjects] = {}  # cluster -> its objects (from the works)
 
         self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
         self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work)
@@ -231,6 +233,8 @@ class Simulation:
             self._queue_addons([(key[0], addon)])
         if event_type == "DELETED":
             self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
+            if key[0] in self.plans:  # its agent lets go of the work's objects
+                self.work_queue.add(key)
             return
         if key[0] in self.plans:
             self.work_queue.add(key)
@@ -409,6 +413,30 @@ class Simulation:
         self._sightings[uid] = (generation, deleting, sighting)
         return sighting
 
+    def _objects_of(self, cluster: str) -> ClusterObjects:
+        """The objects on ``cluster``; after a (re)start, rebuilt from its works' statuses."""
+        store = self._cluster_objects.get(cluster)
+        if store is None:
+            store = ClusterObjects.from_works(w for k, w in self.works.objects.items() if k[0] == cluster)
+            self._cluster_objects[cluster] = store
+        return store
+
+    def _update_objects(self, key: Key, applied: frozenset[ClusterObject] | None, work: JSON | None) -> None:
+        """Record what work ``key`` holds now (None: released); a change of the cluster's namespaces
+        or kinds makes its agent try its other works again (as a real agent retries a failed apply)."""
+        cluster, name = key
+        store = self._objects_of(cluster)
+        before = store.shape()
+        delete_option = ((work or {}).get("spec") or {}).get("deleteOption")
+        if applied is None:
+            store.release(name, delete_option)
+        else:
+            store.record(name, applied, delete_option)
+        if store.shape() != before:
+            for other in list(self.works.objects):
+                if other[0] == cluster and other != key:
+                    self.work_queue.add(other)
+
     async def reconcile_work(self, key: Key) -> float | None:
         namespace, name = key
         plan = self.plans.get(namespace)
@@ -417,13 +445,16 @@ class Simulation:
         for _ in range(MAX_STEPS_PER_RECONCILE):
             work = self.works.get(name, namespace)
             if work is None:
+                if self._objects_of(namespace).held_by(name):  # gone without the agent's clean-up
+                    self._update_objects(key, None, None)
                 return None
             now = self.clock()
             elapsed = self.elapsed(now)
             if not plan.reachable(elapsed) or not plan.api_server_healthy(elapsed):
                 return None  # the agent's cluster tick re-queues its works once it is back
             behaviour = plan.work_behaviour(name, generation_of(work), work.get("spec"))
-            step = plan_work(work, behaviour, self._sighting(work, now), now)
+            view = self._objects_of(namespace).view(excluding=name)
+            step = plan_work(work, behaviour, self._sighting(work, now), now, view)
             try:
                 if step.add_finalizer:
                     finalizers = [*((work.get("metadata") or {}).get("finalizers") or []), names.MANIFEST_WORK_FINALIZER]
@@ -442,12 +473,15 @@ class Simulation:
                         if f != names.MANIFEST_WORK_FINALIZER
                     ]
                     await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": remaining}})
+                    self._update_objects(key, None, work)
                     self._emit("work", f"{namespace}/{name}", "cleaned up")
                     return None
             except Conflict:
                 return CONFLICT_RETRY_SECONDS
             except NotFound:
                 return None
+            if step.applied is not None:
+                self._update_objects(key, step.applied, work)
             if step.status is None:
                 if step.wake_at is None:
                     return None
