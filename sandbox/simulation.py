@@ -67,6 +67,7 @@ from sandbox.agents.addon import (
     plan_addon,
 )
 from sandbox.agents.addon_index import AddonIndex
+from sandbox.agents.cluster import ClusterObject, ClusterObjects
 from sandbox.agents.registration import (
     agent_status,
     binding_status,
@@ -85,7 +86,6 @@ from sandbox.agents.registration import (
     lease_stopped_status,
     managed_cluster,
 )
-from sandbox.agents.cluster import ClusterObject, ClusterObjects
 from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
 from sandbox.sim_client import Writer
 from sandbox.sim_discovery import served_resources

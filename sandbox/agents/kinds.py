@@ -36,7 +36,7 @@ class ApiResource:
 
 
 def _group(group_versions: str, namespaced: bool, *kinds: tuple[str, str]) -> list[ApiResource]:
-    out = []
+    out: list[ApiResource] = []
     for group_version in group_versions.split():
         group, _, version = group_version.rpartition("/")
         out.extend(ApiResource(group, version, kind, resource, namespaced) for kind, resource in kinds)

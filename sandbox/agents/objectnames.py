@@ -87,7 +87,7 @@ def path_segment(value: str) -> list[str]:
 
 def _cronjob(value: str) -> list[str]:
     errors = dns1123_subdomain(value)
-    return errors + [_too_long(CRONJOB_NAME_MAX)] if len(value) > CRONJOB_NAME_MAX else errors
+    return [*errors, _too_long(CRONJOB_NAME_MAX)] if len(value) > CRONJOB_NAME_MAX else errors
 
 
 _RBAC = "rbac.authorization.k8s.io"

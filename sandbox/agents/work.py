@@ -226,7 +226,7 @@ def _health(phase: Phase, outcome: Outcome) -> Health:
 
 
 def _manifest_entry(
-    result: ManifestResult,
+    apply_result: ManifestResult,
     manifest: Any,
     previous: Mapping[str, Any] | None,
     configs: Sequence[Mapping[str, Any]] | None,
@@ -235,10 +235,10 @@ def _manifest_entry(
     generation: int,
     now: datetime,
 ) -> dict[str, Any]:
-    identity = result.identity
+    identity = apply_result.identity
     conditions: list[Condition] = [dict(c) for c in (previous or {}).get("conditions") or []]
     old_values = ((previous or {}).get("statusFeedback") or {}).get("values") or []
-    apply_error = result.error
+    apply_error = apply_result.error
     if apply_error is None:
         applied = make_condition(
             names.MANIFEST_APPLIED, TRUE, names.REASON_APPLIED_MANIFEST_COMPLETE, "Apply manifest complete", generation
