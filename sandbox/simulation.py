@@ -23,6 +23,8 @@ Every decision is made by the pure core from what is stored in the API; in memor
 the time each work generation was first seen (a restarted simulation treats a generation the
 status already reports as applied), the simulation's start time (the profile's windows), what the
 hub serves (discovery) and an index of the add-ons to look at again when something changes.
+Each cluster's objects (``sandbox.agents.cluster``, what its works applied) are rebuilt from the
+works' statuses after a restart.
 """
 
 from __future__ import annotations
