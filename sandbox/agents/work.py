@@ -15,6 +15,11 @@ The agent follows ``spec/WORK-AGENT.md``:
    In ``faithful`` mode the agent writes no ``Progressing``/``Degraded`` of its own; only condition
    rules produce them, from the resource state (which also changes when the resources settle).
 
+Each apply is made against the cluster the runner passes in (``ClusterView``: its namespaces and
+the kinds it serves; default a fresh cluster): a manifest the cluster refuses (``apply``) is
+``Applied`` False with the cluster's error, and in ``rollout`` mode the work then ends like the
+``ApplyFailed`` outcome. The plan says which objects the work holds on the cluster afterwards.
+
 Until the apply of a new generation happens, the conditions of the previous generation stay as
 they are, and no observedGeneration is ever newer than the work's generation. Conditions follow
 set-condition semantics: ``lastTransitionTime`` moves only when a status flips;
