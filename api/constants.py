@@ -209,6 +209,9 @@ EVENT_SCORE_UPDATE: Final = ("ScoreUpdate", "ScoreUpdated")
 # Ours: how spreadPolicy distributed the selection (sent with the ScoreUpdate of a pass).
 EVENT_SPREAD_UPDATE: Final = ("SpreadUpdate", "SpreadUpdated")
 EVENT_DECISION_DELETE: Final = ("DecisionDelete", "DecisionDeleted")
+# Ours (Warning): a part of the spec the scheduler ignores as OCM does, told once per situation.
+EVENT_TOLERATION_IGNORED: Final = ("TolerationIgnored", "Scheduled")
+EVENT_PRIORITIZER_IGNORED: Final = ("PrioritizerIgnored", "Scheduled")
 
 # --------------------------------------------------------------------------------------------
 # ManifestWorkReplicaSet conditions

@@ -56,6 +56,10 @@ Outcomes, as the hub sees them in ``rollout`` mode:
   failure.
 - ``Stuck``: applied, Progressing True forever (a rollout ``progressDeadline`` turns it TimeOut).
 
+Whatever the outcome, a cluster refuses the manifests a real one refuses (an unserved kind, a
+missing namespace, an invalid name: ``sandbox.agents.apply``); in ``rollout`` mode such a work
+ends like ``ApplyFailed`` unless the profile already makes it fail.
+
 In ``faithful`` mode the agent writes no Progressing/Degraded of its own (OCM's real agent); only
 the work's ``conditionRules`` produce them, from the simulated resource state, whose workloads
 become ready after ``progressDuration`` (Succeeded), never (Degraded, Stuck), or do not exist

@@ -23,6 +23,8 @@ Every decision is made by the pure core from what is stored in the API; in memor
 the time each work generation was first seen (a restarted simulation treats a generation the
 status already reports as applied), the simulation's start time (the profile's windows), what the
 hub serves (discovery) and an index of the add-ons to look at again when something changes.
+Each cluster's objects (``sandbox.agents.cluster``, what its works applied) are rebuilt from the
+works' statuses after a restart.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from sandbox.agents.addon import (
     plan_addon,
 )
 from sandbox.agents.addon_index import AddonIndex
+from sandbox.agents.cluster import ClusterObject, ClusterObjects
 from sandbox.agents.registration import (
     agent_status,
     binding_status,
@@ -151,6 +154,7 @@ class Simulation:
         self.started_at = clock()
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         self._reachable: dict[str, bool] = {}
+        self._cluster_objects: dict[str, ClusterObjects] = {}  # cluster -> its objects (from the works)
 
         self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
         self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work)
@@ -265,6 +269,8 @@ class Simulation:
             self._queue_addons([(key[0], addon)])
         if event_type == "DELETED":
             self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
+            if key[0] in self.plans:  # its agent lets go of the work's objects
+                self.work_queue.add(key)
             return
         if key[0] in self.plans:
             self.work_queue.add(key)
@@ -462,6 +468,30 @@ class Simulation:
         self._sightings[uid] = (generation, deleting, sighting)
         return sighting
 
+    def _objects_of(self, cluster: str) -> ClusterObjects:
+        """The objects on ``cluster``; after a (re)start, rebuilt from its works' statuses."""
+        store = self._cluster_objects.get(cluster)
+        if store is None:
+            store = ClusterObjects.from_works(w for k, w in self.works.objects.items() if k[0] == cluster)
+            self._cluster_objects[cluster] = store
+        return store
+
+    def _update_objects(self, key: Key, applied: frozenset[ClusterObject] | None, work: JSON | None) -> None:
+        """Record what work ``key`` holds now (None: released); a change of the cluster's namespaces
+        or kinds makes its agent try its other works again (as a real agent retries a failed apply)."""
+        cluster, name = key
+        store = self._objects_of(cluster)
+        before = store.shape()
+        delete_option = ((work or {}).get("spec") or {}).get("deleteOption")
+        if applied is None:
+            store.release(name, delete_option)
+        else:
+            store.record(name, applied, delete_option)
+        if store.shape() != before:
+            for other in list(self.works.objects):
+                if other[0] == cluster and other != key:
+                    self.work_queue.add(other)
+
     async def reconcile_work(self, key: Key) -> float | None:
         namespace, name = key
         plan = self.plans.get(namespace)
@@ -470,13 +500,16 @@ class Simulation:
         for _ in range(MAX_STEPS_PER_RECONCILE):
             work = self.works.get(name, namespace)
             if work is None:
+                if self._objects_of(namespace).held_by(name):  # gone without the agent's clean-up
+                    self._update_objects(key, None, None)
                 return None
             now = self.clock()
             elapsed = self.elapsed(now)
             if not plan.reachable(elapsed) or not plan.api_server_healthy(elapsed):
                 return None  # the agent's cluster tick re-queues its works once it is back
             behaviour = plan.work_behaviour(name, generation_of(work), work.get("spec"))
-            step = plan_work(work, behaviour, self._sighting(work, now), now)
+            view = self._objects_of(namespace).view(excluding=name)
+            step = plan_work(work, behaviour, self._sighting(work, now), now, view)
             try:
                 if step.add_finalizer:
                     finalizers = [*((work.get("metadata") or {}).get("finalizers") or []), names.MANIFEST_WORK_FINALIZER]
@@ -495,12 +528,15 @@ class Simulation:
                         if f != names.MANIFEST_WORK_FINALIZER
                     ]
                     await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": remaining}})
+                    self._update_objects(key, None, work)
                     self._emit("work", f"{namespace}/{name}", "cleaned up")
                     return None
             except Conflict:
                 return CONFLICT_RETRY_SECONDS
             except NotFound:
                 return None
+            if step.applied is not None:
+                self._update_objects(key, step.applied, work)
             if step.status is None:
                 if step.wake_at is None:
                     return None

@@ -252,8 +252,10 @@ def render(inputs: Inputs, now: datetime, *, explain: bool) -> tuple[dict[str, A
     for placement in inputs.of("Placement"):
         result: ScheduleResult = schedule(placement, snapshot, now)
         wire = placement.to_wire()
-        if result.acts and result.new_status is not None:
+        warnings.extend(f"Placement {placement.key}: {w.message}" for w in result.warnings)
+        if result.new_status is not None:
             wire["status"] = result.new_status.to_wire()
+        if result.acts and result.new_status is not None:
             pages = desired_decisions(placement, result.pages, result.decision_scores, owner=False)
         else:
             if result.aborted is not None:

@@ -1,7 +1,8 @@
 """What a pass did, as JSON: the debug endpoint's answer (spec §10) and ``--explain``.
 
 Both add ``spread`` (ours) when the Placement has spread terms: every term's topologies and
-counts, and how many clusters each term held back.
+counts, and how many clusters each term held back; and ``warnings`` (ours) naming the parts of
+the spec the scheduler ignored (``warnings.spec_warnings``).
 
 Pure: no I/O.
 """
@@ -78,6 +79,8 @@ def debug_result(result: ScheduleResult) -> JSON:
         out["aggregatedScores"] = aggregated
     if result.spread is not None:
         out["spread"] = spread_json(result.spread)
+    if result.warnings:
+        out["warnings"] = [w.message for w in result.warnings]
     if result.aborted is not None:
         out["error"] = result.aborted
     return out
@@ -113,6 +116,8 @@ def explanation(result: ScheduleResult) -> JSON:
     out["selectedClusters"] = list(result.selected)
     out["unscheduled"] = result.unscheduled
     out["result"] = {"code": result.status.code, "plugin": result.status.plugin, "message": result.status.message}
+    if result.warnings:
+        out["warnings"] = [w.message for w in result.warnings]
     if result.aborted is not None:
         out["error"] = result.aborted
     requeue = result.requeue_at()

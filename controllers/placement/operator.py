@@ -10,7 +10,14 @@ can affect (``triggers``), through an in-process work queue. A pass of one Place
 3. writes the PlacementDecision pages in OCM's order (create, status patch, label patch,
    delete surplus) with DecisionCreate / DecisionUpdate / ScoreUpdate / DecisionDelete events;
 4. patches the Placement status only when it changed (optimistic concurrency);
-5. asks to be looked at again when a toleration runs out or an AddOn score expires.
+5. asks to be looked at again when a toleration runs out or an AddOn score expires;
+6. records a Warning event for each part of the spec the scheduler ignores as OCM does
+   (``warnings``: a toleration with an unknown operator, a built-in prioritizer named twice...),
+   once per situation (the memory of what was told lives here; a restart tells it once more).
+
+A pass that cannot compute an eligible ManagedClusterSet's members (a set with a bad selector)
+writes no decisions, as OCM; unlike OCM, which only logs it, it says why in
+PlacementMisconfigured, and tries again with back-off.
 
 Placements are also re-run every 10 minutes (OCM's informer resync), and those with AddOn
 prioritizers every 5 minutes. It reads ManagedClusterSetBindings but never writes their
@@ -63,6 +70,7 @@ from controllers.placement.triggers import (
     placements_for_score,
     placements_for_sets,
 )
+from controllers.placement.warnings import untold
 from controllers.runtime import metrics
 from controllers.runtime.events import NORMAL, WARNING, build_event
 from controllers.runtime.informer import Informer, InformerSet
@@ -202,6 +210,8 @@ class PlacementController:
         self.score_writes: dict[str, datetime] = {}
         # Passes per Placement key (for tests and troubleshooting).
         self.passes: Counter[str] = Counter()
+        # Placement key -> the messages of the spec warnings already recorded as events.
+        self.warnings_told: dict[str, frozenset[str]] = {}
 
     # -- wiring ------------------------------------------------------------------------------
     def setup(self, registry: kopf.OperatorRegistry) -> None:
@@ -338,6 +348,7 @@ class PlacementController:
         if event == "DELETED":
             self.memo.forget("Placement", obj)
             self.score_writes.pop(f"{namespace}/{name}", None)
+            self.warnings_told.pop(f"{namespace}/{name}", None)
         self._placement_index = None
         self.queue.add(f"{namespace}/{name}")
 
@@ -392,8 +403,13 @@ class PlacementController:
         metrics.observe_scheduling(time.perf_counter() - started)
         if result.skipped is not None:
             return None
+        await self._warn(key, body, result)
         if result.aborted is not None:
             log.warning("placement not scheduled", extra={"key": key, "error": result.aborted})
+            try:
+                await self._write_status(body, placement, result)
+            except Conflict:
+                return CONFLICT_RETRY_SECONDS
             self.queue.add_rate_limited(key)
             return None
         try:
@@ -533,20 +549,33 @@ class PlacementController:
         with contextlib.suppress(NotFound):
             await self.kube.patch_status(PLACEMENTS, name, patch, namespace)
 
+    async def _warn(self, key: str, body: JSON, result: ScheduleResult) -> None:
+        """A Warning event for each spec warning of the pass not told already."""
+        fresh, told = untold(result.warnings, self.warnings_told.get(key, frozenset()))
+        self.warnings_told[key] = told
+        for warning in fresh:
+            await self._event(body, None, warning.reason_action, warning.message, WARNING)
+
     async def _event(
-        self, placement: JSON, decision: str, reason_action: tuple[str, str], message: str, event_type: str = NORMAL
+        self,
+        placement: JSON,
+        decision: str | None,
+        reason_action: tuple[str, str],
+        message: str,
+        event_type: str = NORMAL,
     ) -> None:
         reason, action = reason_action
         event = build_event(
             placement, reason=reason, message=message, event_type=event_type, component=COMPONENT, now=self.context.clock()
         )
         event["action"] = action
-        event["related"] = {
-            "apiVersion": PLACEMENT_DECISIONS.api_version,
-            "kind": PLACEMENT_DECISIONS.kind,
-            "name": decision,
-            "namespace": _meta(placement).get("namespace", ""),
-        }
+        if decision is not None:
+            event["related"] = {
+                "apiVersion": PLACEMENT_DECISIONS.api_version,
+                "kind": PLACEMENT_DECISIONS.kind,
+                "name": decision,
+                "namespace": _meta(placement).get("namespace", ""),
+            }
         try:
             await self.kube.create(EVENTS, event, event["metadata"]["namespace"])
         except KubeError as exc:

@@ -45,9 +45,11 @@ from controllers.placement.spread import select as select_clusters
 from controllers.placement.status import (
     ConditionSpec,
     misconfigured_condition,
+    misconfigured_status,
     new_status,
     satisfied_condition,
 )
+from controllers.placement.warnings import SpecWarning, spec_warnings
 
 DISABLE_ANNOTATION = ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE
 
@@ -64,7 +66,11 @@ class ScheduleResult:
 
     placement: Placement
     skipped: str | None = None  # why the Placement is left alone (§1)
-    aborted: str | None = None  # an API-level failure that ends the pass before any write
+    # what ends the pass before any decision is written (an eligible set whose members cannot
+    # be computed); the status then only says so in PlacementMisconfigured (OCM writes nothing)
+    aborted: str | None = None
+    # the parts of the spec the scheduler ignores, as OCM does (``warnings``)
+    warnings: list[SpecWarning] = field(default_factory=list)
     valid_bindings: list[str] = field(default_factory=list)
     eligible_sets: list[str] = field(default_factory=list)
     available: list[str] = field(default_factory=list)
@@ -139,10 +145,14 @@ def schedule(placement: Placement, snapshot: Snapshot, now: datetime, *, honour_
     result.skipped = skip_reason(placement) if honour_skip else None
     if result.skipped is not None:
         return result
+    result.warnings = spec_warnings(placement)
     try:
         valid, eligible, available = resolve_clusters(placement, snapshot)
     except SetResolutionError as exc:
         result.aborted = str(exc)
+        result.status = Status(MISCONFIGURED, "", result.aborted)
+        result.conditions = [misconfigured_condition(result.status)]
+        result.new_status = misconfigured_status(placement, result.conditions[0], now)
         return result
     result.valid_bindings, result.eligible_sets = valid, eligible
     result.available = [c.name for c in available]

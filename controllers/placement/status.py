@@ -131,3 +131,14 @@ def new_status(
         conditions=merged,
         last_score_update_time=last_score_update,
     )
+
+
+def misconfigured_status(placement: Placement, condition: ConditionSpec, now: datetime) -> PlacementStatus:
+    """The Placement's status with only ``condition`` (PlacementMisconfigured) changed: a pass that
+    ended before deciding anything keeps the decisions and counts it reported before."""
+    merged = [c.model_copy() for c in placement.status.conditions]
+    written = condition.condition(now)
+    if placement.metadata.generation:
+        written = written.model_copy(update={"observed_generation": placement.metadata.generation})
+    set_condition(merged, written, now)
+    return placement.status.model_copy(update={"conditions": merged})

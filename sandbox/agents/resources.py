@@ -24,37 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from sandbox.agents.feedback import split_api_version
-
-# Resource (plural) names from discovery for the kinds people put in ManifestWorks.
-KNOWN_RESOURCES: dict[tuple[str, str], str] = {
-    ("", "ConfigMap"): "configmaps",
-    ("", "Secret"): "secrets",
-    ("", "Service"): "services",
-    ("", "ServiceAccount"): "serviceaccounts",
-    ("", "Namespace"): "namespaces",
-    ("", "Pod"): "pods",
-    ("", "Endpoints"): "endpoints",
-    ("", "PersistentVolumeClaim"): "persistentvolumeclaims",
-    ("", "PersistentVolume"): "persistentvolumes",
-    ("", "LimitRange"): "limitranges",
-    ("", "ResourceQuota"): "resourcequotas",
-    ("apps", "Deployment"): "deployments",
-    ("apps", "StatefulSet"): "statefulsets",
-    ("apps", "DaemonSet"): "daemonsets",
-    ("apps", "ReplicaSet"): "replicasets",
-    ("batch", "Job"): "jobs",
-    ("batch", "CronJob"): "cronjobs",
-    ("networking.k8s.io", "Ingress"): "ingresses",
-    ("networking.k8s.io", "NetworkPolicy"): "networkpolicies",
-    ("rbac.authorization.k8s.io", "Role"): "roles",
-    ("rbac.authorization.k8s.io", "RoleBinding"): "rolebindings",
-    ("rbac.authorization.k8s.io", "ClusterRole"): "clusterroles",
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): "clusterrolebindings",
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): "customresourcedefinitions",
-    ("policy", "PodDisruptionBudget"): "poddisruptionbudgets",
-    ("autoscaling", "HorizontalPodAutoscaler"): "horizontalpodautoscalers",
-    ("storage.k8s.io", "StorageClass"): "storageclasses",
-}
+from sandbox.agents.kinds import BUILTIN, Discovery, unknown_kind_error
 
 # Nodes of every simulated cluster (what a DaemonSet is scheduled on).
 SIMULATED_NODES = 3
@@ -87,24 +57,10 @@ class ManifestIdentity:
         return (m["group"], m["version"], m["kind"], m["resource"], m["namespace"], m["name"])
 
 
-def guess_resource(kind: str) -> str:
-    """Lower-case plural the way Kubernetes guesses it when discovery does not know a kind."""
-    lower = kind.lower()
-    if not lower:
-        return ""
-    if lower.endswith("s"):
-        return lower + "es"
-    if lower.endswith("y"):
-        return lower[:-1] + "ies"
-    return lower + "s"
-
-
-def resource_for(group: str, kind: str) -> str:
-    return KNOWN_RESOURCES.get((group, kind)) or guess_resource(kind)
-
-
-def identify(ordinal: int, manifest: Any) -> ManifestIdentity:
-    """The resourceMeta written for ``manifest`` at index ``ordinal`` of the spec."""
+def identify(ordinal: int, manifest: Any, discovery: Discovery = BUILTIN) -> ManifestIdentity:
+    """The resourceMeta written for ``manifest`` at index ``ordinal`` of the spec, mapped through
+    ``discovery`` as OCM's agent does: a kind it does not serve has no resource (and cannot be
+    applied); a cluster-scoped kind has no namespace."""
     meta: dict[str, Any] = {
         "ordinal": ordinal,
         "group": "",
@@ -131,10 +87,15 @@ def identify(ordinal: int, manifest: Any) -> ManifestIdentity:
         group=group,
         version=version,
         kind=kind,
-        resource=resource_for(group, kind),
         name=name if isinstance(name, str) else "",
         namespace=namespace if isinstance(namespace, str) else "",
     )
+    resource = discovery.lookup(group, version, kind)
+    if resource is None:
+        return ManifestIdentity(meta, unknown_kind_error(kind))
+    meta["resource"] = resource.resource
+    if not resource.namespaced:
+        meta["namespace"] = ""
     if not meta["name"]:
         return ManifestIdentity(meta, "resource name may not be empty")
     return ManifestIdentity(meta, None)

@@ -15,6 +15,11 @@ The agent follows ``spec/WORK-AGENT.md``:
    In ``faithful`` mode the agent writes no ``Progressing``/``Degraded`` of its own; only condition
    rules produce them, from the resource state (which also changes when the resources settle).
 
+Each apply is made against the cluster the runner passes in (``ClusterView``: its namespaces and
+the kinds it serves; default a fresh cluster): a manifest the cluster refuses (``apply``) is
+``Applied`` False with the cluster's error, and in ``rollout`` mode the work then ends like the
+``ApplyFailed`` outcome. The plan says which objects the work holds on the cluster afterwards.
+
 Until the apply of a new generation happens, the conditions of the previous generation stay as
 they are, and no observedGeneration is ever newer than the work's generation. Conditions follow
 set-condition semantics: ``lastTransitionTime`` moves only when a status flips;
@@ -25,13 +30,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
 from sandbox.agents import names
+from sandbox.agents.apply import ManifestResult, apply_manifests
+from sandbox.agents.cluster import EMPTY_VIEW, ClusterObject, ClusterView
 from sandbox.agents.conditions import (
     FALSE,
     TRUE,
@@ -45,7 +52,7 @@ from sandbox.agents.conditions import (
     set_condition,
 )
 from sandbox.agents.feedback import feedback_values
-from sandbox.agents.resources import Health, ManifestIdentity, identify, simulate_object
+from sandbox.agents.resources import Health, ManifestIdentity, simulate_object
 from sandbox.agents.rules import evaluate_rules, is_rule_generated
 
 
@@ -108,13 +115,16 @@ class Sighting:
 @dataclass(frozen=True)
 class WorkPlan:
     """What the agent does now. ``status`` is the complete new status (None: unchanged). The
-    runner adds the finalizer first, writes the status, then removes the finalizer."""
+    runner adds the finalizer first, writes the status, then removes the finalizer (and with it
+    the work's objects from the cluster). ``applied``: the objects the work holds on the cluster
+    once the status is written (None: unchanged)."""
 
     add_finalizer: bool = False
     status: dict[str, Any] | None = None
     remove_finalizer: bool = False
     wake_at: datetime | None = None
     phase: Phase | None = None
+    applied: frozenset[ClusterObject] | None = None
 
 
 def generation_of(work: Mapping[str, Any]) -> int:
@@ -221,7 +231,7 @@ def _health(phase: Phase, outcome: Outcome) -> Health:
 
 
 def _manifest_entry(
-    identity: ManifestIdentity,
+    apply_result: ManifestResult,
     manifest: Any,
     previous: Mapping[str, Any] | None,
     configs: Sequence[Mapping[str, Any]] | None,
@@ -230,11 +240,10 @@ def _manifest_entry(
     generation: int,
     now: datetime,
 ) -> dict[str, Any]:
+    identity = apply_result.identity
     conditions: list[Condition] = [dict(c) for c in (previous or {}).get("conditions") or []]
     old_values = ((previous or {}).get("statusFeedback") or {}).get("values") or []
-    apply_error = identity.error
-    if apply_error is None and behaviour.outcome is Outcome.APPLY_FAILED:
-        apply_error = behaviour.failure_message
+    apply_error = apply_result.error
     if apply_error is None:
         applied = make_condition(
             names.MANIFEST_APPLIED, TRUE, names.REASON_APPLIED_MANIFEST_COMPLETE, "Apply manifest complete", generation
@@ -397,11 +406,46 @@ def _rollout_conditions(
     return conditions
 
 
-def compute_status(work: Mapping[str, Any], behaviour: WorkBehaviour, phase: Phase, now: datetime) -> dict[str, Any]:
-    """The full status of ``work`` once its current generation is applied (phase past WAITING)."""
+def _manifests(work: Mapping[str, Any]) -> list[Any]:
+    return list(((work.get("spec") or {}).get("workload") or {}).get("manifests") or [])
+
+
+def apply_results(work: Mapping[str, Any], behaviour: WorkBehaviour, view: ClusterView) -> list[ManifestResult]:
+    """What applying the current generation of ``work`` to a cluster seen as ``view`` gives. A
+    profile's ``ApplyFailed`` outcome fails every manifest (nothing reaches the cluster)."""
+    results = apply_manifests(_manifests(work), view)
+    if behaviour.outcome is not Outcome.APPLY_FAILED:
+        return results
+    return [
+        r if r.error is not None else ManifestResult(replace(r.identity, error=behaviour.failure_message), None)
+        for r in results
+    ]
+
+
+def _rollout_behaviour(behaviour: WorkBehaviour, results: Sequence[ManifestResult]) -> WorkBehaviour:
+    """A work whose manifests do not all apply fails its rollout like the ``ApplyFailed`` outcome."""
+    errors = [r.error for r in results if r.error is not None]
+    if not errors or behaviour.outcome is not Outcome.SUCCEEDED:
+        return behaviour
+    message = behaviour.message or f"{len(errors)} of {len(results)} manifests failed to apply: {errors[0]}"
+    return replace(behaviour, outcome=Outcome.APPLY_FAILED, message=message)
+
+
+def compute_status(
+    work: Mapping[str, Any],
+    behaviour: WorkBehaviour,
+    phase: Phase,
+    now: datetime,
+    view: ClusterView = EMPTY_VIEW,
+    results: Sequence[ManifestResult] | None = None,
+) -> dict[str, Any]:
+    """The full status of ``work`` once its current generation is applied (phase past WAITING)
+    to a cluster seen as ``view`` (``results``: the apply, when already computed)."""
+    if results is None:
+        results = apply_results(work, behaviour, view)
     generation = generation_of(work)
     spec = work.get("spec") or {}
-    manifests = list((spec.get("workload") or {}).get("manifests") or [])
+    manifests = _manifests(work)
     configs = spec.get("manifestConfigs") or []
     status = work.get("status") or {}
     previous: dict[tuple[str, ...], Mapping[str, Any]] = {}
@@ -413,14 +457,10 @@ def compute_status(work: Mapping[str, Any], behaviour: WorkBehaviour, phase: Pha
         )
         previous.setdefault(old_identity.key, old)
 
-    entries = []
-    for ordinal, manifest in enumerate(manifests):
-        identity = identify(ordinal, manifest)
-        entries.append(
-            _manifest_entry(
-                identity, manifest, previous.get(identity.key), configs, behaviour, phase, generation, now
-            )
-        )
+    entries = [
+        _manifest_entry(result, manifest, previous.get(result.identity.key), configs, behaviour, phase, generation, now)
+        for result, manifest in zip(results, manifests, strict=True)
+    ]
 
     conditions: list[Condition] = [dict(c) for c in status.get("conditions") or []]
     if entries:
@@ -442,7 +482,7 @@ def compute_status(work: Mapping[str, Any], behaviour: WorkBehaviour, phase: Pha
         conditions = set_condition(conditions, aggregated, now)
     conditions = [c for c in conditions if not (is_rule_generated(c) and c.get("observedGeneration") != generation)]
     if behaviour.mode is Mode.ROLLOUT and entries:
-        conditions = _rollout_conditions(conditions, behaviour, phase, generation, now)
+        conditions = _rollout_conditions(conditions, _rollout_behaviour(behaviour, results), phase, generation, now)
 
     new_status: dict[str, Any] = {key: value for key, value in status.items() if key not in ("conditions", "resourceStatus")}
     new_status["conditions"] = conditions
@@ -469,11 +509,18 @@ def _same(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     )
 
 
-def plan_work(work: Mapping[str, Any], behaviour: WorkBehaviour, sighting: Sighting, now: datetime) -> WorkPlan:
+def plan_work(
+    work: Mapping[str, Any],
+    behaviour: WorkBehaviour,
+    sighting: Sighting,
+    now: datetime,
+    view: ClusterView = EMPTY_VIEW,
+) -> WorkPlan:
     """Everything the simulated agent does for ``work`` at ``now``.
 
     ``sighting`` is the runner's record of when it first saw the current generation (for a work
-    being deleted: when it first saw the deletion).
+    being deleted: when it first saw the deletion). ``view`` is the cluster without the objects of
+    this work (default: a fresh cluster).
     """
     meta = work.get("metadata") or {}
     finalizers = list(meta.get("finalizers") or [])
@@ -497,8 +544,14 @@ def plan_work(work: Mapping[str, Any], behaviour: WorkBehaviour, sighting: Sight
     phase, wake_at = phase_of(work, behaviour, sighting, now)
     if phase is Phase.WAITING:
         return WorkPlan(wake_at=wake_at, phase=phase)
-    status = compute_status(work, behaviour, phase, now)
-    return WorkPlan(status=None if _same(work.get("status"), status) else status, wake_at=wake_at, phase=phase)
+    results = apply_results(work, behaviour, view)
+    status = compute_status(work, behaviour, phase, now, results=results)
+    return WorkPlan(
+        status=None if _same(work.get("status"), status) else status,
+        wake_at=wake_at,
+        phase=phase,
+        applied=frozenset(r.obj for r in results if r.obj is not None),
+    )
 
 
 __all__ = [
@@ -509,6 +562,7 @@ __all__ = [
     "WorkBehaviour",
     "WorkPlan",
     "aggregate_rule_conditions",
+    "apply_results",
     "compute_status",
     "format_time",
     "generation_of",

@@ -63,3 +63,38 @@ def test_stored_objects_the_crd_would_now_reject_are_scheduled(tmp_path: Path) -
 
     pages = {p["metadata"]["name"] for p in items_of(output, "PlacementDecision")}
     assert pages == {"no-coordinate-decision-1", "over-100-decision-1"}
+
+
+def test_ignored_spec_parts_are_warned_on_stderr_and_in_the_explanation(tmp_path: Path) -> None:
+    tolerating = placement("tolerating", {"tolerations": [{"key": "gpu", "operator": "In", "value": "a"}]})
+    (tmp_path / "placement.yaml").write_text(yaml.safe_dump(tolerating))
+    result = cli("-f", MEMORY[0], "-f", str(tmp_path / "placement.yaml"), "--now", NOW, "--explain")
+    assert result.returncode == 0, result.stderr
+    message = 'spec.tolerations[0] (key "gpu") has operator "In", which is neither Equal nor Exists: it tolerates no taint'
+    assert result.stderr.splitlines() == [f"warning: Placement ns1/tolerating: {message}"]
+    (explained,) = items_of(yaml.safe_load(result.stdout), "PlacementExplanation")
+    assert explained["warnings"] == [message]
+
+
+def test_an_unresolvable_cluster_set_is_misconfigured_offline_too(tmp_path: Path) -> None:
+    bad_set = {
+        "apiVersion": "cluster.open-cluster-management.io/v1beta2",
+        "kind": "ManagedClusterSet",
+        "metadata": {"name": "bad"},
+        "spec": {"clusterSelector": {"selectorType": "LabelSelector",
+                                     "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Foo"}]}}},
+    }  # fmt: skip
+    bound = {
+        "apiVersion": "cluster.open-cluster-management.io/v1beta2",
+        "kind": "ManagedClusterSetBinding",
+        "metadata": {"name": "bad", "namespace": "ns1"},
+        "spec": {"clusterSet": "bad"},
+    }
+    (tmp_path / "inputs.yaml").write_text(yaml.safe_dump_all([bad_set, bound, placement("p", {})]))
+    result = cli("-f", MEMORY[0], "-f", str(tmp_path / "inputs.yaml"), "--now", NOW)
+    assert result.returncode == 0, result.stderr
+    assert "warning: Placement ns1/p: not scheduled: invalid label selector of ManagedClusterSet bad" in result.stderr
+    (item,) = items_of(yaml.safe_load(result.stdout), "Placement")
+    status, reason, message = conditions(item)["PlacementMisconfigured"]
+    assert (status, reason) == ("True", "Misconfigured")
+    assert message.startswith(":invalid label selector of ManagedClusterSet bad: ")

@@ -208,3 +208,59 @@ def test_work_outside_simulated_clusters_is_ignored(start_sim: Any, sim_api: Any
     foreign = get_work(sim_api, "elsewhere", "w")
     assert foreign is not None and not foreign.get("status") and not foreign["metadata"].get("finalizers")
     assert isinstance(sim, SimThread)
+
+
+def applied_message(api: Any, name: str, status: str) -> Callable[[], str | None]:
+    """The first manifest's Applied message once the work's Applied condition has ``status``."""
+
+    def check() -> str | None:
+        work = get_work(api, "cluster1", name)
+        if work is None or (conditions(work).get("Applied") or {}).get("status") != status:
+            return None
+        entry = work["status"]["resourceStatus"]["manifests"][0]
+        return str({c["type"]: c for c in entry["conditions"]}["Applied"]["message"])
+
+    return check
+
+
+def configmap_in(namespace: str, name: str = "cm") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
+
+
+def test_the_cluster_refuses_an_unknown_kind_and_a_missing_namespace(start_sim: Any, sim_api: Any) -> None:
+    start_sim(clusters=1)
+    ghost = {"apiVersion": "nothing.example.com/v9", "kind": "Ghost", "metadata": {"name": "boo", "namespace": "default"}}
+    create_work(sim_api, "cluster1", "ghost", ghost)
+    create_work(sim_api, "cluster1", "bad-namespace", configmap_in("Not_Valid!"))
+    assert wait_until(applied_message(sim_api, "ghost", "False"), timeout=20, message="ghost refused") == (
+        'Failed to apply manifest: the server doesn\'t have a resource type "Ghost"'
+    )
+    assert wait_until(applied_message(sim_api, "bad-namespace", "False"), timeout=20, message="refused") == (
+        'Failed to apply manifest: namespaces "Not_Valid!" not found'
+    )
+
+
+def test_a_namespace_lives_as_long_as_the_work_that_made_it(start_sim: Any, sim_api: Any) -> None:
+    start_sim(clusters=1)
+    create_work(sim_api, "cluster1", "early", configmap_in("team"))
+    wait_until(applied_message(sim_api, "early", "False"), timeout=20, message="no namespace yet")
+    create_work(sim_api, "cluster1", "creator", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    wait_until(applied_message(sim_api, "early", "True"), timeout=20, message="applied once the namespace exists")
+    group, version, plural = WORK
+    sim_api.delete_namespaced_custom_object(group, version, "cluster1", plural, "creator")
+    wait_until(lambda: get_work(sim_api, "cluster1", "creator") is None, timeout=20, message="creator gone")
+    create_work(sim_api, "cluster1", "late", configmap_in("team", "other"))
+    assert wait_until(applied_message(sim_api, "late", "False"), timeout=20, message="late refused") == (
+        'Failed to apply manifest: namespaces "team" not found'
+    )
+    wait_until(applied_message(sim_api, "early", "False"), timeout=20, message="early lost its namespace too")
+
+
+def test_a_restarted_simulation_rebuilds_the_clusters_objects_from_the_works(start_sim: Any, sim_api: Any) -> None:
+    first = start_sim(clusters=1)
+    create_work(sim_api, "cluster1", "creator", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    until(settled(sim_api, "creator"), timeout=20, message="namespace applied")
+    first.stop()
+    start_sim(clusters=1)
+    create_work(sim_api, "cluster1", "user", configmap_in("team"))
+    wait_until(applied_message(sim_api, "user", "True"), timeout=20, message="the namespace is still there")

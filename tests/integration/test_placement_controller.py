@@ -280,3 +280,51 @@ def test_a_negative_number_of_clusters_is_reported_as_misconfigured(
     cond = wait_for(misconfigured, timeout=TIMEOUT, message="PlacementMisconfigured True")
     assert (cond["reason"], cond["message"]) == ("Misconfigured", ":numberOfClusters must not be negative (got -3)")
     assert api.decided("negative", fleet.namespace) == []
+
+
+def test_a_toleration_with_an_unknown_operator_is_reported_once(
+    operator: PlacementOperator, api: Api, wait_for: WaitFor
+) -> None:
+    """OCM lets such a toleration match no taint and says nothing; ours schedules the same and
+    records one Warning event, not one per pass."""
+    fleet = Fleet(api, size=2)
+    api.patch(MANAGED_CLUSTERS, fleet.clusters[0], {"spec": {"taints": [{"key": "gpu", "effect": "NoSelect"}]}})
+    api.placement("p", fleet.namespace, {"tolerations": [{"key": "gpu", "operator": "exists"}]})
+    wait_for(lambda: api.decided("p", fleet.namespace) == fleet.clusters[1:], timeout=TIMEOUT, message="taint not tolerated")
+
+    def warnings() -> list[dict[str, Any]]:
+        return [e for e in api.events(fleet.namespace, "p") if e["reason"] == "TolerationIgnored"]
+
+    wait_for(lambda: warnings(), timeout=TIMEOUT, message="a TolerationIgnored event")
+    passes = operator.passes(fleet.namespace, "p")
+    api.patch(PLACEMENTS, "p", {"metadata": {"annotations": {"touch": "1"}}}, fleet.namespace)
+    wait_for(lambda: operator.passes(fleet.namespace, "p") > passes, timeout=TIMEOUT, message="another pass")
+    settled_passes(operator, api, fleet.namespace, "p", wait_for)
+    (event,) = warnings()
+    assert event["type"] == "Warning"
+    assert event["message"] == (
+        'spec.tolerations[0] (key "gpu") has operator "exists", which is neither Equal nor Exists: it tolerates no taint'
+    )
+
+
+def test_a_cluster_set_whose_members_cannot_be_computed_is_misconfigured(
+    operator: PlacementOperator, api: Api, wait_for: WaitFor
+) -> None:
+    """OCM only logs the error and retries, writing nothing; ours also says why on the Placement."""
+    fleet = Fleet(api, size=1)
+    bad = f"bad-{fleet.tag}"
+    selector = {"selectorType": "LabelSelector", "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Foo"}]}}
+    api.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": bad}, "spec": {"clusterSelector": selector}})
+    try:
+        api.binding(bad, fleet.namespace)
+        api.placement("p", fleet.namespace, {})
+        cond = wait_for(
+            lambda: (c := api.condition("p", fleet.namespace, "PlacementMisconfigured")) and c["status"] == "True" and c,
+            timeout=TIMEOUT,
+            message="PlacementMisconfigured True",
+        )
+        assert cond["reason"] == "Misconfigured"
+        assert cond["message"].startswith(f":invalid label selector of ManagedClusterSet {bad}: ")
+        assert api.decisions("p", fleet.namespace) == []
+    finally:
+        api.delete(MANAGED_CLUSTER_SETS, bad)

@@ -26,7 +26,7 @@ CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm",
 DEPLOYMENT = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "apps"},
+    "metadata": {"name": "web", "namespace": "default"},
     "spec": {"replicas": 3},
 }
 
@@ -360,7 +360,7 @@ def test_faithful_mode_writes_no_progressing_without_rules() -> None:
 
 
 PROGRESSING_RULE = {
-    "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "apps"},
+    "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "default"},
     "conditionRules": [
         {
             "type": "CEL",
@@ -434,7 +434,7 @@ def test_feedback_synced_condition_is_re_added_when_values_change() -> None:
 
 def test_feedback_synced_keeps_its_time_while_values_stay() -> None:
     config = {
-        "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "apps"},
+        "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "default"},
         "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "replicas", "path": ".spec.replicas"}]}],
     }
     settled = run(run(work(DEPLOYMENT, manifestConfigs=[config]), FAST, 1), FAST, 3)
@@ -458,9 +458,9 @@ def test_feedback_failure_is_reported_on_the_manifest() -> None:
 
 
 def test_first_matching_manifest_config_with_feedback_rules_wins() -> None:
-    empty = {"resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "apps"}}
+    empty = {"resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "web", "namespace": "default"}}
     paths = {
-        "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "w*", "namespace": "apps"},
+        "resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "w*", "namespace": "default"},
         "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "r", "path": ".spec.replicas"}]}],
     }
     out = run(work(DEPLOYMENT, manifestConfigs=[empty, paths, FEEDBACK_CONFIG]), FAST, 1)
