@@ -235,7 +235,7 @@ class AddonController:
         self.cma_cache = informers.watch(CLUSTER_MANAGEMENT_ADDONS, self.on_cma)
         self.placement_cache = informers.watch(PLACEMENTS, self.on_placement)
         self.decision_cache = informers.watch(PLACEMENT_DECISIONS, self.on_decision)
-        self.cluster_cache = informers.watch(MANAGED_CLUSTERS, self.on_cluster)
+        self.cluster_cache = informers.watch(MANAGED_CLUSTERS, self.on_cluster, kube=self.context.kube)
 
         @kopf.on.startup(registry=registry, id="addon_start_workers")
         async def start_workers(**_: Any) -> None:

@@ -217,12 +217,12 @@ class PlacementController:
     def setup(self, registry: kopf.OperatorRegistry) -> None:
         informers = InformerSet(registry, prefix="placement")
         self.informers = informers
-        self.clusters = informers.watch(MANAGED_CLUSTERS, self.on_cluster)
+        self.clusters = informers.watch(MANAGED_CLUSTERS, self.on_cluster, kube=self.kube)
         self.sets = informers.watch(MANAGED_CLUSTER_SETS, self.on_set)
         self.bindings = informers.watch(MANAGED_CLUSTER_SET_BINDINGS, self.on_binding)
         self.placements = informers.watch(PLACEMENTS, self.on_placement)
         self.decisions = informers.watch(PLACEMENT_DECISIONS, self.on_decision)
-        self.scores = informers.watch(ADDON_PLACEMENT_SCORES, self.on_score)
+        self.scores = informers.watch(ADDON_PLACEMENT_SCORES, self.on_score, kube=self.kube)
 
         @kopf.on.startup(registry=registry, id="placement_start_workers")
         async def start_workers(**_: Any) -> None:
