@@ -258,6 +258,17 @@ class CompiledSchema:
         draft = _to_jsonschema(self.source, root=True)
         jsonschema.Draft4Validator.check_schema(draft)
         self.validator = jsonschema.Draft4Validator(draft, format_checker=_FORMAT_CHECKER)
+        # For updates: the root's own keywords, and one validator per top-level property, so that
+        # a section the update leaves as it was is not validated again (validation ratcheting,
+        # as kube-apiserver does since 1.30, at the granularity of spec / status / ...).
+        sections = draft.get("properties") if isinstance(draft.get("properties"), dict) else {}
+        self.root_only = jsonschema.Draft4Validator(
+            {k: v for k, v in draft.items() if k != "properties"}, format_checker=_FORMAT_CHECKER
+        )
+        self.sections = {
+            key: jsonschema.Draft4Validator(sub, format_checker=_FORMAT_CHECKER) for key, sub in sections.items()
+        }
+        self.ratchets = "additionalProperties" not in draft and "patternProperties" not in draft
 
     # pruning and defaulting ---------------------------------------------------------------------
 
@@ -326,12 +337,27 @@ class CompiledSchema:
     def validate(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[dict[str, str]]:
         """StatusCauses for every violation in `obj` (already normalised)."""
         body = {k: v for k, v in obj.items() if k != "metadata"}
-        causes = [_cause_for(err) for err in self.validator.iter_errors(body)]
+        causes = [_cause_for(err) for err in self._schema_errors(body, old)]
         if not causes:
             old_body = None if old is None else {k: v for k, v in old.items() if k != "metadata"}
             self._extensions(body, old_body, self.root, [], causes, root=True)
         causes.sort(key=lambda c: c["field"])
         return causes
+
+    def _schema_errors(self, body: dict[str, Any], old: dict[str, Any] | None) -> list[jsonschema.ValidationError]:
+        """The JSON-schema errors of ``body``; on an update, of its changed top-level sections
+        only (what was stored passed then: unchanged, it is not judged again)."""
+        if old is None or not self.ratchets:
+            return list(self.validator.iter_errors(body))
+        errors = list(self.root_only.iter_errors(body))
+        for key, value in body.items():
+            validator = self.sections.get(key)
+            if validator is None or (key in old and old[key] == value):
+                continue
+            for err in validator.iter_errors(value):
+                err.path.appendleft(key)
+                errors.append(err)
+        return errors
 
     def _extensions(
         self,
