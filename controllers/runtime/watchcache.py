@@ -16,7 +16,9 @@ ManifestWorkReplicaSet controller's write rate. ``WatchCache`` does only what it
 - list again after ``410 Gone`` or a broken stream (with back-off);
 - ``synced`` is set once the first listing is cached, so a (re)started controller never acts on
   a half-listed world, as with the kopf informers (informer.py);
-- ``remember(obj)`` puts an object the caller just wrote into the cache ("read your writes").
+- ``remember(obj)`` puts an object the caller just wrote into the cache ("read your writes");
+  callbacks still hear of that version: from its watch event or, if a 410 lost the event, from
+  the next listing (which compares with the last version told, not with the cache);
 
 The watch stream is read and decoded in a worker thread through the official client
 (``Kube.api_client``: the same kubeconfig and code path as every other request); the events of
@@ -108,6 +110,10 @@ class WatchCache:
         self.namespace = namespace
         self.label_selector = label_selector
         self.objects: dict[Key, JSON] = {}
+        # The resourceVersion of the last version of each object the callbacks were told about.
+        # A listing compares with it, not with ``objects``: a version the caller ``remember``ed
+        # (no callback) whose watch event was lost to a 410 must still reach the callbacks.
+        self._told: dict[Key, str] = {}
         self.synced = asyncio.Event()
         self.callbacks: list[ChangeCallback] = [on_change] if on_change is not None else []
         self._version = ""  # resourceVersion to watch from
@@ -132,6 +138,10 @@ class WatchCache:
         apply_event(self.objects, "MODIFIED", obj)
 
     def _notify(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        if event_type == "DELETED":
+            self._told.pop(key_of(obj), None)
+        else:
+            self._told[key_of(obj)] = resource_version(obj)
         for callback in self.callbacks:
             try:
                 callback(event_type, obj, previous)
@@ -160,11 +170,12 @@ class WatchCache:
         self._listed_once = True
         for key, obj in fresh.items():
             previous = old.get(key)
+            told = self._told.get(key)
             if first:
                 self._notify("", obj, previous)
-            elif previous is None:
+            elif told is None:
                 self._notify("ADDED", obj, None)
-            elif resource_version(previous) != resource_version(obj):
+            elif told != resource_version(obj):
                 self._notify("MODIFIED", obj, previous)
         for key, obj in old.items():
             if key not in fresh:

@@ -167,6 +167,29 @@ async def test_listing_again_reports_what_changed_meanwhile() -> None:
     assert sorted(seen) == [("ADDED", "c"), ("DELETED", "b"), ("MODIFIED", "a")]
 
 
+async def test_a_remembered_write_whose_event_a_410_lost_is_told_by_the_next_listing() -> None:
+    # The caller wrote a@7 and remembered it (no callback); the watch broke with 410 before the
+    # event of a@7 came. The next listing returns a@7: the same version as the cache holds, but
+    # not the one the callbacks last heard of, so they are told (else a controller's own index
+    # of these objects keeps a@1 for good).
+    kube = PagedKube([[page("5", work("a", "1"))], [page("9", work("a", "7"))]])
+    watched, seen = listed(kube)
+    await watched._list()
+    watched.remember(work("a", "7"))
+    seen.clear()
+    await watched._list()
+    assert seen == [("MODIFIED", "a")]
+
+
+async def test_a_remembered_object_never_told_is_added_by_the_next_listing() -> None:
+    kube = PagedKube([[page("5")], [page("9", work("new", "8"))]])
+    watched, seen = listed(kube)
+    await watched._list()
+    watched.remember(work("new", "8"))
+    await watched._list()
+    assert seen == [("ADDED", "new")]
+
+
 async def test_listing_passes_the_label_selector() -> None:
     kube = PagedKube([[page("5")]])
     watched, _ = listed(kube, label_selector="app=x")
