@@ -212,3 +212,24 @@ def test_metadata_requests_get_protobuf_for_custom_resources_too(hub: HubThread,
     gone = http(hub, "DELETE", placements, headers=metadata_client)
     assert gone.status == 200 and unenvelope(gone.data)[1] == "PartialObjectMetadataList"
     assert _json(hub, placements)["items"] == []
+
+
+def test_token_reviews_authenticate_the_hubs_tokens(hub: HubThread) -> None:
+    """What a controller's metrics endpoint asks (in protobuf) before it answers a caller."""
+    path = "/apis/authentication.k8s.io/v1/tokenreviews"
+
+    def review(token: str) -> dict[int, list[int | bytes]]:
+        body = envelope("authentication.k8s.io/v1", "TokenReview", ld(1) + ld(2, ld(1, token)))
+        resp = http(hub, "POST", path, body=body, headers=CLIENT_GO)
+        assert resp.status == 201, resp.data
+        api_version, kind, msg = unenvelope(resp.data)
+        assert (api_version, kind) == ("authentication.k8s.io/v1", "TokenReview")
+        return parse(one(msg, 3))
+
+    status = review(hub.token)
+    assert status[1] == [1]
+    user = parse(one(status, 2))
+    assert text(user, 1) == "admin" and b"system:authenticated" in user[3]
+    assert review("not-" + hub.token).get(1, [0]) == [0]
+    missing = http(hub, "POST", path, body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {}})
+    assert missing.status == 400 and "token is required" in json.loads(missing.data)["message"]
