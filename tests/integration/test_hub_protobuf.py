@@ -10,6 +10,7 @@ from typing import Any
 
 from sandbox.server import HubThread
 from tests.integration.conftest import http
+from tests.unit import client_go_bodies
 from tests.unit.pb_bytes import (
     entry,
     envelope,
@@ -233,3 +234,24 @@ def test_token_reviews_authenticate_the_hubs_tokens(hub: HubThread) -> None:
     assert review("not-" + hub.token).get(1, [0]) == [0]
     missing = http(hub, "POST", path, body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {}})
     assert missing.status == 400 and "token is required" in json.loads(missing.data)["message"]
+
+
+def test_replayed_client_go_writes(hub: HubThread) -> None:
+    """The bodies OCM's placement controller sent at start, byte for byte."""
+    ns = "open-cluster-management-hub"
+    assert http(hub, "POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}).status in (201, 409)
+    try:
+        lease = http(hub, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+                     body=client_go_bodies.LEASE_CREATE, headers=CLIENT_GO)
+        assert lease.status == 201, lease.data
+        assert http(hub, "POST", f"/api/v1/namespaces/{ns}/events", body=client_go_bodies.CORE_EVENT,
+                    headers=CLIENT_GO).status == 201
+        event = http(hub, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", body=client_go_bodies.EVENTS_V1_EVENT,
+                     headers=CLIENT_GO)
+        assert event.status == 201, event.data
+        core = _json(hub, "/api/v1/namespaces/default/events/p1.18eb9529a52cb6c1")
+        assert core["reportingComponent"] == "placement-controller" and core["involvedObject"]["name"] == "p1"
+        assert _json(hub, f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/placement-lock")["spec"]["leaseTransitions"] == 0
+    finally:
+        http(hub, "DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/p1.18eb9529a52cb6c1")
+        http(hub, "DELETE", f"/api/v1/namespaces/{ns}")
