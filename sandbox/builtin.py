@@ -331,6 +331,15 @@ def builtin_types() -> list[ResourceType]:
         ),
         _kind(
             "authentication.k8s.io",
+            "TokenReview",
+            {"spec": _object(token=S, audiences=STRING_LIST), "status": ANY_OBJECT},
+            [],
+            namespaced=False,
+            verbs=("create",),
+            virtual=True,
+        ),
+        _kind(
+            "authentication.k8s.io",
             "SelfSubjectReview",
             {"status": ANY_OBJECT},
             [],

@@ -169,6 +169,13 @@ def _review(kind: str, spec: Message) -> Message:
 USER_INFO = Message("UserInfo", [
     F(1, "username"), F(2, "uid"), F(3, "groups", repeated=True), F(4, "extra", MapOf(EXTRA_VALUE)),
 ])
+TOKEN_REVIEW = Message("TokenReview", [
+    F(1, "metadata", OBJECT_META),
+    F(2, "spec", Message("TokenReviewSpec", [F(1, "token"), F(2, "audiences", repeated=True)])),
+    F(3, "status", Message("TokenReviewStatus", [
+        F(1, "authenticated", BOOL), F(2, "user", USER_INFO), F(4, "audiences", repeated=True), F(3, "error"),
+    ])),
+])
 SELF_SUBJECT_REVIEW = Message("SelfSubjectReview", [
     F(1, "metadata", OBJECT_META),
     F(2, "status", Message("SelfSubjectReviewStatus", [F(1, "userInfo", USER_INFO)])),
@@ -340,6 +347,7 @@ _CREATE_ONLY: dict[tuple[str, str], Message] = {
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): _review("LocalSubjectAccessReview", REVIEW_SPEC),
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _review("SelfSubjectAccessReview", SELF_REVIEW_SPEC),
     ("authentication.k8s.io/v1", "SelfSubjectReview"): SELF_SUBJECT_REVIEW,
+    ("authentication.k8s.io/v1", "TokenReview"): TOKEN_REVIEW,
 }
 
 KINDS: dict[tuple[str, str], Message] = {

@@ -10,6 +10,7 @@ from typing import Any
 
 from sandbox.server import HubThread
 from tests.integration.conftest import http
+from tests.unit import client_go_bodies
 from tests.unit.pb_bytes import (
     entry,
     envelope,
@@ -212,3 +213,45 @@ def test_metadata_requests_get_protobuf_for_custom_resources_too(hub: HubThread,
     gone = http(hub, "DELETE", placements, headers=metadata_client)
     assert gone.status == 200 and unenvelope(gone.data)[1] == "PartialObjectMetadataList"
     assert _json(hub, placements)["items"] == []
+
+
+def test_token_reviews_authenticate_the_hubs_tokens(hub: HubThread) -> None:
+    """What a controller's metrics endpoint asks (in protobuf) before it answers a caller."""
+    path = "/apis/authentication.k8s.io/v1/tokenreviews"
+
+    def review(token: str) -> dict[int, list[int | bytes]]:
+        body = envelope("authentication.k8s.io/v1", "TokenReview", ld(1) + ld(2, ld(1, token)))
+        resp = http(hub, "POST", path, body=body, headers=CLIENT_GO)
+        assert resp.status == 201, resp.data
+        api_version, kind, msg = unenvelope(resp.data)
+        assert (api_version, kind) == ("authentication.k8s.io/v1", "TokenReview")
+        return parse(one(msg, 3))
+
+    status = review(hub.token)
+    assert status[1] == [1]
+    user = parse(one(status, 2))
+    assert text(user, 1) == "admin" and b"system:authenticated" in user[3]
+    assert review("not-" + hub.token).get(1, [0]) == [0]
+    missing = http(hub, "POST", path, body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {}})
+    assert missing.status == 400 and "token is required" in json.loads(missing.data)["message"]
+
+
+def test_replayed_client_go_writes(hub: HubThread) -> None:
+    """The bodies OCM's placement controller sent at start, byte for byte."""
+    ns = "open-cluster-management-hub"
+    assert http(hub, "POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}).status in (201, 409)
+    try:
+        lease = http(hub, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+                     body=client_go_bodies.LEASE_CREATE, headers=CLIENT_GO)
+        assert lease.status == 201, lease.data
+        assert http(hub, "POST", f"/api/v1/namespaces/{ns}/events", body=client_go_bodies.CORE_EVENT,
+                    headers=CLIENT_GO).status == 201
+        event = http(hub, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", body=client_go_bodies.EVENTS_V1_EVENT,
+                     headers=CLIENT_GO)
+        assert event.status == 201, event.data
+        core = _json(hub, "/api/v1/namespaces/default/events/p1.18eb9529a52cb6c1")
+        assert core["reportingComponent"] == "placement-controller" and core["involvedObject"]["name"] == "p1"
+        assert _json(hub, f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/placement-lock")["spec"]["leaseTransitions"] == 0
+    finally:
+        http(hub, "DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/p1.18eb9529a52cb6c1")
+        http(hub, "DELETE", f"/api/v1/namespaces/{ns}")

@@ -11,6 +11,7 @@ import pytest
 from api.crdgen import generate_crds
 from sandbox import protobuf
 from sandbox.errors import ApiError
+from tests.unit import client_go_bodies
 from tests.unit.pb_bytes import (
     GO_ZERO_INSTANT,
     entry,
@@ -255,3 +256,44 @@ def test_what_has_a_protobuf_form() -> None:
                               ("authorization.k8s.io/v1", "LocalSubjectAccessReview")]:
         assert protobuf.supports(api_version, kind), (api_version, kind)
     assert not protobuf.supports("cluster.open-cluster-management.io/v1beta1", "Placement")
+
+
+# bodies captured from client-go --------------------------------------------------------------------
+
+
+def test_captured_leader_election_leases() -> None:
+    created = protobuf.decode(client_go_bodies.LEASE_CREATE)
+    assert created["metadata"] == {"name": "placement-lock", "namespace": "open-cluster-management-hub"}
+    assert created["spec"] == {
+        "holderIdentity": "vm_55663365-6cce-4732-a187-afd1369a2b87",
+        "leaseDurationSeconds": 137,
+        "acquireTime": "2026-11-26T11:34:42.423524Z",
+        "renewTime": "2026-11-26T11:34:42.423524Z",
+        "leaseTransitions": 0,
+    }
+    renewed = protobuf.decode(client_go_bodies.LEASE_RENEW)
+    assert renewed["metadata"]["resourceVersion"] == "38" and renewed["metadata"]["creationTimestamp"] == "2026-11-26T11:34:42Z"
+    assert renewed["spec"]["renewTime"] == "2026-11-26T11:34:42.431149Z"
+    released = protobuf.decode(client_go_bodies.LEASE_RELEASE)["spec"]
+    assert (released["holderIdentity"], released["leaseDurationSeconds"]) == ("", 1)  # pointers: zero values kept
+
+
+def test_captured_events() -> None:
+    core = protobuf.decode(client_go_bodies.CORE_EVENT)
+    assert (core["apiVersion"], core["kind"], core["reason"], core["count"]) == ("v1", "Event", "LeaderElection", 1)
+    assert core["involvedObject"]["kind"] == "Lease" and core["source"] == {"component": "placement"}
+    assert core["firstTimestamp"] == core["lastTimestamp"] == "2026-11-26T11:34:42Z"
+    assert "eventTime" not in core  # written as an empty (zero) MicroTime
+    new = protobuf.decode(client_go_bodies.EVENTS_V1_EVENT)
+    assert (new["apiVersion"], new["reportingController"], new["action"]) == (
+        "events.k8s.io/v1", "placement-controller", "DecisionCreated")
+    assert new["eventTime"] == "2026-11-26T11:34:42.534549Z"
+    assert new["related"]["kind"] == "PlacementDecision"
+    assert "deprecatedFirstTimestamp" not in new and "deprecatedCount" not in new
+
+
+def test_captured_configmap_and_delete_options() -> None:
+    cm = protobuf.decode(client_go_bodies.CONFIGMAP_CREATE)
+    assert cm["data"] == {"empty": "", "k": "v"} and cm["binaryData"] == {"b": "AAE="} and cm["immutable"] is False
+    options = protobuf.decode_delete_options(client_go_bodies.LEASE_DELETE_OPTIONS)
+    assert options["propagationPolicy"] == "Background" and set(options["preconditions"]) == {"uid"}
