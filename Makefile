@@ -18,9 +18,10 @@ venv: $(STAMP)
 up: $(STAMP)
 	$(BIN)/ocm-rollout up $(ARGS)
 
-## Run the whole test suite.
+## Run the whole test suite, one worker per core (pytest-xdist; a file's tests stay on one worker,
+## so a module's `up` or hub fixture starts once).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check api controllers sandbox tests bench
