@@ -261,7 +261,8 @@ class CompiledSchema:
         # For updates: the root's own keywords, and one validator per top-level property, so that
         # a section the update leaves as it was is not validated again (validation ratcheting,
         # as kube-apiserver does since 1.30, at the granularity of spec / status / ...).
-        sections = draft.get("properties") if isinstance(draft.get("properties"), dict) else {}
+        raw_sections = draft.get("properties")
+        sections: dict[str, Any] = raw_sections if isinstance(raw_sections, dict) else {}
         self.root_only = jsonschema.Draft4Validator(
             {k: v for k, v in draft.items() if k != "properties"}, format_checker=_FORMAT_CHECKER
         )
