@@ -432,9 +432,16 @@ class WorksetController:
             ):
                 merged[key] = work
                 changed = True
-                # Teach the cache too, so the next pass starts from it.
-                self.work_cache.remember(work)
-                self.on_work("MODIFIED", work, known)
+                # Teach the cache (and the owner index) too, so the next pass starts from it; but
+                # only if the cache has nothing newer: its watch may have delivered a later version
+                # while this list was read, and putting the older one back in the index would keep
+                # it there for good once the work stops changing (a rollout stuck short of done).
+                cached = self._cached_work(key)
+                if cached is None or (
+                    newer(work, cached) and meta(work).get("resourceVersion") != meta(cached).get("resourceVersion")
+                ):
+                    self.work_cache.remember(work)
+                    self.on_work("MODIFIED", work, known)
         if not changed:
             return None
         log.info("work cache lagged behind the API; planned again", extra={"owner": owner.label_value})

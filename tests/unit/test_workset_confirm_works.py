@@ -1,0 +1,68 @@
+"""The ManifestWorkReplicaSet controller confirms its works with the API when its cache lags
+(WorksetController._confirm_owned_works); what that listing returned must never put back into
+its owner index a version older than the one the watch delivered meanwhile, or a finished work
+stays "progressing" in the controller's eyes for good (a 10,000-cluster rollout stuck at 9,997)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from controllers.runtime.kube import Kube
+from controllers.runtime.registry import ControllerContext
+from controllers.workset.operator import WorksetController
+from controllers.workset.workbuild import owner_for
+
+OWNER = owner_for("default", "web")
+
+
+def work(rv: str, progressing: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "work.open-cluster-management.io/v1",
+        "kind": "ManifestWork",
+        "metadata": {
+            "name": "web", "namespace": "cluster7", "resourceVersion": rv, "generation": 1,
+            "labels": {"work.open-cluster-management.io/manifestworkreplicaset": OWNER.label_value},
+        },
+        "status": {"conditions": [{"type": "Progressing", "status": progressing, "observedGeneration": 1}]},
+    }
+
+
+class Listing(Kube):
+    """A client whose listing of works answers ``items`` (read before the watch moved on)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        super().__init__(ApiClient())
+        self.items = items
+
+    async def list_objects(self, *_args: Any, **_kwargs: Any) -> list[dict[str, Any]]:
+        return self.items
+
+
+def controller(kube: Kube) -> WorksetController:
+    return WorksetController(ControllerContext(kube=kube))
+
+
+def arrive(ctl: WorksetController, obj: dict[str, Any]) -> None:
+    previous = ctl.work_cache.get(obj["metadata"]["name"], obj["metadata"]["namespace"])
+    ctl.work_cache.remember(obj)
+    ctl.on_work("MODIFIED", obj, previous)
+
+
+async def test_a_listing_older_than_the_watch_does_not_roll_the_index_back() -> None:
+    ctl = controller(Listing([work("200", "True")]))
+    planned_from = [work("100", "True")]
+    arrive(ctl, work("100", "True"))
+    arrive(ctl, work("300", "False"))  # the watch delivers the finished work while the list is read
+    merged = await ctl._confirm_owned_works(OWNER, planned_from)
+    assert merged is not None  # the listing knew more than the plan did
+    owned = ctl.owned_works(OWNER)
+    assert [w["metadata"]["resourceVersion"] for w in owned] == ["300"]
+
+
+async def test_a_listing_newer_than_the_cache_teaches_the_index() -> None:
+    ctl = controller(Listing([work("300", "False")]))
+    arrive(ctl, work("100", "True"))
+    await ctl._confirm_owned_works(OWNER, [work("100", "True")])
+    assert [w["metadata"]["resourceVersion"] for w in ctl.owned_works(OWNER)] == ["300"]
