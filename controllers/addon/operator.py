@@ -411,9 +411,16 @@ class AddonController:
             known = merged.get(cluster)
             if known is None or (newer(mca, known) and meta(mca).get("resourceVersion") != meta(known).get("resourceVersion")):
                 merged[cluster] = mca
-                self.mca_cache.remember(mca)
-                self.mcas_by_name.setdefault(name, {})[cluster] = mca
                 changed = True
+                # The index takes it only if the cache has nothing newer: the watch may have
+                # delivered a later version while this list was read (an older one put back would
+                # stay until the MCA changes again).
+                cached = self.mca_cache.get(name, cluster)
+                if cached is None or (
+                    newer(mca, cached) and meta(mca).get("resourceVersion") != meta(cached).get("resourceVersion")
+                ):
+                    self.mca_cache.remember(mca)
+                    self.mcas_by_name.setdefault(name, {})[cluster] = mca
         if not changed:
             return None
         log.info("MCA cache lagged behind the API; planned again", extra={"key": name})

@@ -759,8 +759,12 @@ class WorksetController:
                 and held is not None
                 and spec_equals_template(held, update.template)
             ):
-                self.revision_cache.remember(rev)
-                self.on_revision("MODIFIED", rev, None)
+                cached = self.revision_cache.get(name_of(rev), namespace_of(rev))
+                if cached is None or (
+                    newer(rev, cached) and meta(rev).get("resourceVersion") != meta(cached).get("resourceVersion")
+                ):
+                    self.revision_cache.remember(rev)
+                    self.on_revision("MODIFIED", rev, cached)
                 return False  # plan again with it
         self.taken_names.setdefault(key, set()).add(update.name)
         log.info("revision name taken: hashing again", extra={"key": key, "revision": update.name})

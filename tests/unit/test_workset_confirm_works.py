@@ -66,3 +66,24 @@ async def test_a_listing_newer_than_the_cache_teaches_the_index() -> None:
     arrive(ctl, work("100", "True"))
     await ctl._confirm_owned_works(OWNER, [work("100", "True")])
     assert [w["metadata"]["resourceVersion"] for w in ctl.owned_works(OWNER)] == ["300"]
+
+
+def mca(rv: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "hello", "namespace": "cluster7", "resourceVersion": rv},
+    }
+
+
+async def test_the_addon_manager_keeps_the_newer_mca_too() -> None:
+    from controllers.addon.operator import AddonController
+
+    ctl = AddonController(ControllerContext(kube=Listing([mca("200")])))
+    for version in ("100", "300"):
+        obj = mca(version)
+        ctl.mca_cache.remember(obj)
+        ctl.on_mca("MODIFIED", obj, None)
+    merged = await ctl._confirm_mcas("hello", {"cluster7": mca("100")})
+    assert merged is not None
+    assert ctl.mcas_by_name["hello"]["cluster7"]["metadata"]["resourceVersion"] == "300"
