@@ -12,7 +12,11 @@ cache); Events expire `--event-ttl` seconds after their last write (kube-apiserv
 shorter here so that a run of a few minutes shows them go).
 
     .venv/bin/python bench/memory.py [--writes 60000] [--phases 6] [--objects 200] [--history 10000]
-                                     [--event-ttl 30] [--concurrency 16] [--watchers 3]
+                                     [--event-ttl 30] [--rate 0] [--concurrency 16] [--watchers 3]
+
+At full speed every resource's history soon holds `--history` events and memory levels off
+there; at the pace of `ocm-rollout up` (`--rate 100`, say) it levels off at what 75 s of writes
+hold, within the first phases.
 
 `--repo PATH` runs the hub from another checkout of the project (e.g. an extracted `git archive`
 of an older commit) to compare; a hub without Event expiry ignores `--event-ttl`.
@@ -155,11 +159,15 @@ async def run(args: argparse.Namespace) -> None:
                 for i in range(done, done + per_phase):
                     queue.put_nowait(i)
 
-                async def worker(q: asyncio.Queue[int] = queue) -> None:
-                    while not q.empty():
-                        await send(session, hub, *write(q.get_nowait(), args.objects))
-
                 start = time.perf_counter()
+
+                async def worker(q: asyncio.Queue[int] = queue, first: int = done, began: float = start) -> None:
+                    while not q.empty():
+                        i = q.get_nowait()
+                        if args.rate:
+                            await asyncio.sleep(max(0.0, began + (i - first) / args.rate - time.perf_counter()))
+                        await send(session, hub, *write(i, args.objects))
+
                 await asyncio.gather(*(worker() for _ in range(args.concurrency)))
                 elapsed = time.perf_counter() - start
                 done += per_phase
@@ -180,6 +188,7 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=200)
     parser.add_argument("--history", type=int, default=10_000)
     parser.add_argument("--event-ttl", type=float, default=30.0)
+    parser.add_argument("--rate", type=float, default=0.0, help="writes per second (0: as fast as the hub goes)")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--watchers", type=int, default=3)
     parser.add_argument("--repo", type=Path, default=REPO)

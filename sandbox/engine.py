@@ -791,7 +791,9 @@ class Engine:
         if initial:
             for obj in self.store.iter(rt.bucket, ns):
                 if matches(obj):
-                    first.append((ADDED, Event(int(obj["metadata"]["resourceVersion"]), ADDED, obj, None)))
+                    event = Event(int(obj["metadata"]["resourceVersion"]), ADDED, obj, None)
+                    event.encoded[("", "")] = self.store.encode_stored(rt.bucket, obj)
+                    first.append((ADDED, event))
         if rv_text not in ("", "0"):
             try:
                 since = int(rv_text)
