@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import json
 import logging
 import random
 import re
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -21,9 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sandbox import builtin, errors
+from sandbox import builtin, errors, work_webhook
 from sandbox.crd import DNS_LABEL, crd_status, resource_type_for, validate_crd
 from sandbox.errors import ApiError, cause
+from sandbox.expiry import EVENT_TTL_SECONDS, Expiry
 from sandbox.patch import json_patch, merge_patch, strategic_merge_patch
 from sandbox.resources import ResourceType
 from sandbox.selectors import FieldSelector, LabelSelector, label_key_error, label_value_error
@@ -39,6 +42,8 @@ CRD_BUCKET = "apiextensions.k8s.io/customresourcedefinitions"
 NAMESPACE_BUCKET = "/namespaces"
 CONFIGMAP_BUCKET = "/configmaps"
 SECRET_BUCKET = "/secrets"
+EVENT_BUCKET = "/events"
+MANIFEST_WORK_BUCKET = "work.open-cluster-management.io/manifestworks"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -90,6 +95,10 @@ class Engine:
         self.api_generation = 0
         self.gc_items: deque[tuple[str, Any]] = deque()
         self.gc_wakeup: asyncio.Event | None = None
+        # Events live `event_ttl` seconds after their last write (kube-apiserver's --event-ttl).
+        self.event_ttl = EVENT_TTL_SECONDS
+        self.clock: Callable[[], float] = time.monotonic
+        self.event_expiry: Expiry[Key] = Expiry()
         for rt in builtin.builtin_types():
             self._register(rt)
         store.listeners.append(self._observe)
@@ -356,6 +365,12 @@ class Engine:
                     causes.append(cause("FieldValueInvalid", "spec.names.plural", "Invalid value: conflicts with a built-in resource"))
         return causes
 
+    def _validating_webhooks(self, rt: ResourceType, obj: dict[str, Any], subresource: str | None) -> None:
+        """The validating admission webhooks of the hub the local one stands for: they see an
+        object after schema validation, before it is stored (and on dry runs too)."""
+        if rt.bucket == MANIFEST_WORK_BUCKET and subresource is None:
+            work_webhook.check(obj)
+
     def _prepare_kind(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str | None = None
     ) -> None:
@@ -438,6 +453,7 @@ class Engine:
             body.pop("status", None)
         self._namespace_ok(rt, namespace)
         obj = self._admit(rt, version, body, None, ctx)
+        self._validating_webhooks(rt, obj, None)
         self._prepare_kind(rt, obj, None)
         obj = self.to_storage(rt, obj)
         meta = dict(obj["metadata"])
@@ -605,6 +621,7 @@ class Engine:
             meta.pop("selfLink", None)
             new["metadata"] = meta
         new = self._admit(rt, version, new, old, ctx)
+        self._validating_webhooks(rt, new, subresource)
         if subresource != "finalize":
             self._prepare_kind(rt, new, old, subresource)
         stored = self.to_storage(rt, new)
@@ -774,7 +791,9 @@ class Engine:
         if initial:
             for obj in self.store.iter(rt.bucket, ns):
                 if matches(obj):
-                    first.append((ADDED, Event(int(obj["metadata"]["resourceVersion"]), ADDED, obj, None)))
+                    event = Event(int(obj["metadata"]["resourceVersion"]), ADDED, obj, None)
+                    event.encoded[("", "")] = self.store.encode_stored(rt.bucket, obj)
+                    first.append((ADDED, event))
         if rv_text not in ("", "0"):
             try:
                 since = int(rv_text)
@@ -796,6 +815,8 @@ class Engine:
 
     def _observe(self, bucket: str, event: Event) -> None:
         meta = _meta(event.obj)
+        if bucket == EVENT_BUCKET:
+            self._track_event_ttl(meta, event.type)
         old_meta = _meta(event.old) if event.old is not None else {}
         items = self.gc_items
         before = len(items)
@@ -835,17 +856,53 @@ class Engine:
         if len(items) != before and self.gc_wakeup is not None:
             self.gc_wakeup.set()
 
+    def _track_event_ttl(self, meta: dict[str, Any], kind: str) -> None:
+        key = (EVENT_BUCKET, meta.get("namespace", ""), meta.get("name", ""))
+        if kind == DELETED:
+            self.event_expiry.forget(key)
+        elif self.event_expiry.touch(key, self.clock() + self.event_ttl) and self.gc_wakeup is not None:
+            self.gc_wakeup.set()
+
+    def expire_events(self) -> int:
+        """Delete the Events whose time to live has run out (finalizers do not hold them, as
+        etcd deletes a key whose lease expired); returns how many."""
+        expired = 0
+        for key in self.event_expiry.due(self.clock()):
+            current = self.store.get(*key)
+            if current is None:
+                continue
+            final = copy.copy(current)
+            final["metadata"] = dict(_meta(current))
+            self.store.write(EVENT_BUCKET, DELETED, final, current)
+            expired += 1
+        return expired
+
+    async def _sleep_until_work(self, wakeup: asyncio.Event) -> None:
+        """Wait for garbage-collector work or the next Event's expiry."""
+        deadline = self.event_expiry.next_deadline()
+        if deadline is None:
+            await wakeup.wait()
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wakeup.wait(), max(0.0, deadline - self.clock()))
+        wakeup.clear()
+
     async def run_gc(self) -> None:
-        """Background worker: garbage collector, namespace controller, CRD clean-up."""
+        """Background worker: garbage collector, namespace controller, CRD clean-up, Event
+        expiry."""
         self.gc_wakeup = asyncio.Event()
         if self.gc_items:
             self.gc_wakeup.set()
-        # Objects stored before a restart may be waiting on the collector.
+        # Objects stored before a restart may be waiting on the collector; their Events live
+        # a full time to live from now.
         self._resume_pending()
         while True:
             if not self.gc_items:
-                await self.gc_wakeup.wait()
-                self.gc_wakeup.clear()
+                await self._sleep_until_work(self.gc_wakeup)
+            try:
+                self.expire_events()
+            except Exception:
+                log.exception("event expiry failed")
             processed = 0
             while self.gc_items:
                 item = self.gc_items.popleft()

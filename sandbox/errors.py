@@ -30,11 +30,12 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
+        if self.reason:  # StatusReasonUnknown is "", which kube-apiserver leaves out
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
 
@@ -134,3 +135,20 @@ def forbidden(group: str, resource: str, name: str, message: str, causes: list[d
 
 def internal(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+def request_entity_too_large(limit: int) -> ApiError:
+    """413: a request body over kube-apiserver's MaxRequestBodyBytes (endpoints/handlers limitedReadBody)."""
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+
+def etcd_request_too_large() -> ApiError:
+    """etcd's ErrRequestTooLarge as kube-apiserver passes it on: not a Status error, so a 500
+    with reason Unknown (empty) and etcd's message (responsewriters.ErrorToAPIStatus)."""
+    return ApiError(500, "", "etcdserver: request is too large")
+
+
+def webhook_denied(webhook: str, code: int, reason: str, message: str) -> ApiError:
+    """A validating admission webhook's denial as kube-apiserver relays it (webhook
+    errors.ToStatusErr): the webhook's code and reason, its message after who denied it."""
+    return ApiError(code, reason, f"admission webhook \"{webhook}\" denied the request: {message}")

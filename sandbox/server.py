@@ -61,6 +61,9 @@ from sandbox.table import partial_metadata, table
 
 log = logging.getLogger("sandbox.server")
 
+# kube-apiserver's MaxRequestBodyBytes (3 MiB): a larger body to create, update, patch or delete gets 413.
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
 SERVER_VERSION = {
     "major": "1",
     "minor": "36",
@@ -205,7 +208,7 @@ class LocalHub:
         if self.request_log_path is not None:
             self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = self.request_log_path.open("a", encoding="utf-8")
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0)
         await self._runner.setup()
@@ -355,6 +358,9 @@ class LocalHub:
         except ApiError as exc:
             code = exc.code
             return self._error(exc, request, target)
+        except web.HTTPRequestEntityTooLarge:
+            code = 413
+            return self._error(errors.request_entity_too_large(MAX_REQUEST_BODY_BYTES), request, target)
         except (ConnectionResetError, asyncio.CancelledError):
             code = 499
             raise

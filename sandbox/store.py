@@ -1,5 +1,10 @@
-"""Object storage for the local hub: one global resourceVersion, bounded per-resource event
-history for watches, and optional SQLite persistence.
+"""Object storage for the local hub, playing etcd and kube-apiserver's watch cache: one global
+resourceVersion, a bounded per-resource watch history (sandbox.watch_window), etcd's limit on
+the size of a stored object, and optional SQLite persistence.
+
+Every write is serialised once here (compact JSON): the bytes are measured against etcd's
+request limit, written to SQLite, and reused by GET, LIST and WATCH while the object is
+unchanged.
 
 Everything here runs on the hub's event loop; no method awaits, so each write is atomic with
 respect to every other request.
@@ -10,13 +15,21 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections import deque
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox import errors
+from sandbox.watch_window import FRESHNESS_SECONDS, MAX_CAPACITY, MIN_CAPACITY, WatchWindow
+
 Key = tuple[str, str, str]  # (bucket, namespace, name)
+
+# etcd refuses a request over --max-request-bytes (default 1.5 MiB); kube-apiserver passes its
+# error through unchanged (a 500 with etcd's message). The request holds the object as stored
+# and its key; the local hub measures both (etcd's few bytes of framing aside).
+ETCD_MAX_REQUEST_BYTES = 1536 * 1024
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -29,6 +42,8 @@ class Event:
     type: str
     obj: dict[str, Any]
     old: dict[str, Any] | None
+    # When it was recorded (the store's monotonic clock), for the watch history's freshness.
+    time: float = 0.0
     # Serialised forms, keyed by (type as seen by a watcher, conversion key).
     encoded: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
@@ -126,8 +141,9 @@ class Persistence:
             rv = max(rv, int(obj_rv))
         return rv, out
 
-    def record(self, key: Key, rv: int, obj: dict[str, Any] | None) -> None:
-        self.pending[key] = None if obj is None else (rv, json.dumps(obj, separators=(",", ":")))
+    def record(self, key: Key, rv: int, body: str | None) -> None:
+        """Queue the object at `key` (its JSON, or None when deleted) for the next flush."""
+        self.pending[key] = None if body is None else (rv, body)
         self.rv = rv
 
     def flush(self) -> None:
@@ -164,19 +180,35 @@ class Persistence:
 
 
 class Store:
+    """The hub's objects by bucket, namespace and name, with their watch history.
+
+    `history`: the most watch events kept per resource (kube-apiserver's watch cache upper
+    bound); `history_min`: the fewest (its lower bound, 100); `history_freshness`: seconds of
+    events a busy resource keeps before its history stops growing (75). See sandbox.watch_window.
+    `max_object_bytes`: etcd's request limit for one stored object. `clock`: monotonic seconds.
+    """
+
     def __init__(
         self,
         *,
         data: str | Path | None = None,
-        history: int = 10_000,
+        history: int = MAX_CAPACITY,
+        history_min: int = MIN_CAPACITY,
+        history_freshness: float = FRESHNESS_SECONDS,
         max_pending: int = 100_000,
+        max_object_bytes: int = ETCD_MAX_REQUEST_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rv = 0
         self.objects: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-        self.history: dict[str, deque[Event]] = {}
+        self.history: dict[str, WatchWindow[Event]] = {}
         self.history_size = history
-        # Oldest resourceVersion a watch on a bucket can resume from.
-        self.floor: dict[str, int] = {}
+        self.history_min = history_min
+        self.history_freshness = history_freshness
+        self.max_object_bytes = max_object_bytes
+        self.clock = clock
+        # The resourceVersion when the store opened: a resource's history reaches back to it
+        # until the resource's first event is dropped.
         self.base_floor = 0
         self.watchers: dict[str, set[Watcher]] = {}
         self.max_pending = max_pending
@@ -282,26 +314,45 @@ class Store:
 
         Stamps a fresh resourceVersion into `obj`'s metadata (which must be a dict owned by the
         caller), records history, notifies watchers and persists.
+
+        Raises ApiError (etcd's "request is too large") when the stored form of `obj` is over
+        `max_object_bytes`; nothing is changed then.
         """
-        rv = self.next_rv()
         meta = obj["metadata"]
-        meta["resourceVersion"] = str(rv)
         key = (bucket, meta.get("namespace", ""), meta["name"])
-        self._place(key, None if kind == DELETED else obj, old)
-        event = Event(rv, kind, obj, old)
-        hist = self.history.get(bucket)
-        if hist is None:
-            hist = self.history[bucket] = deque()
-        hist.append(event)
-        if len(hist) > self.history_size:
-            dropped = hist.popleft()
-            self.floor[bucket] = dropped.rv
+        rv = self.rv + 1
+        previous = meta.get("resourceVersion")
+        meta["resourceVersion"] = str(rv)
+        data: bytes | None = None
+        if kind != DELETED:
+            data = json.dumps(obj, separators=(",", ":")).encode()
+            if len(data) + len(etcd_key(key)) > self.max_object_bytes:
+                if previous is None:
+                    del meta["resourceVersion"]
+                else:
+                    meta["resourceVersion"] = previous
+                raise errors.etcd_request_too_large()
+        self.rv = rv
+        self._place(key, None if data is None else obj, old)
+        event = Event(rv, kind, obj, old, self.clock())
+        if data is not None:
+            self.encoded[key] = (obj, data)
+            event.encoded[("", "")] = data
+        window = self.history.get(bucket)
+        if window is None:
+            window = self.history[bucket] = WatchWindow(
+                self.base_floor,
+                max_capacity=self.history_size,
+                min_capacity=self.history_min,
+                freshness=self.history_freshness,
+            )
+        window.add(event, event.time)
         for watcher in tuple(self.watchers.get(bucket, ())):
             watcher.offer(event)
         for listener in self.listeners:
             listener(bucket, event)
         if self.persistence is not None:
-            self.persistence.record(key, rv, None if kind == DELETED else obj)
+            self.persistence.record(key, rv, None if data is None else data.decode())
             self._schedule_flush()
         return obj
 
@@ -339,15 +390,16 @@ class Store:
     # watches ------------------------------------------------------------------------------------
 
     def oldest_resumable(self, bucket: str) -> int:
-        return self.floor.get(bucket, self.base_floor)
+        """The oldest resourceVersion a watch on `bucket` can resume from."""
+        window = self.history.get(bucket)
+        return self.base_floor if window is None else window.oldest_resumable()
 
     def events_since(self, bucket: str, rv: int) -> list[Event] | None:
         """Events of `bucket` after `rv`, or None when history no longer reaches back that far."""
-        if rv < self.oldest_resumable(bucket):
-            return None
-        hist = self.history.get(bucket, ())
-        out = [e for e in hist if e.rv > rv] if hist and hist[0].rv <= rv else list(hist)
-        return out
+        window = self.history.get(bucket)
+        if window is None:
+            return None if rv < self.base_floor else []
+        return window.since(rv)
 
     def add_watcher(self, watcher: Watcher) -> None:
         self.watchers.setdefault(watcher.bucket, set()).add(watcher)
@@ -360,3 +412,10 @@ class Store:
 
     def all_watchers(self) -> list[Watcher]:
         return [w for ws in self.watchers.values() for w in ws]
+
+
+def etcd_key(key: Key) -> str:
+    """The etcd key kube-apiserver would store `key` under (its length counts against etcd's limit)."""
+    bucket, namespace, name = key
+    path = bucket.lstrip("/")
+    return f"/registry/{path}/{namespace}/{name}" if namespace else f"/registry/{path}/{name}"

@@ -4,9 +4,11 @@
 
 Improvements over OCM (see the README's compatibility section):
 - When works cannot be written, ``ManifestworkApplied`` is False with a reason that says why
-  (``ClusterNamespaceNotFound``, ``ManifestWorkInvalid``, ``ManifestWorkForbidden``, or
-  ``ManifestWorkWriteFailed``) and a message naming the clusters and the error; and
-  ``PlacementVerified`` no longer claims the decision is empty when it is not.
+  (``ClusterNamespaceNotFound``; ``ManifestWorkInvalid`` when the API server refuses the work's
+  content: 422 Invalid, 400 BadRequest such as OCM's webhook denying manifests over 500 KiB, 413
+  RequestEntityTooLarge; ``ManifestWorkForbidden``; or ``ManifestWorkWriteFailed`` for anything
+  else, e.g. etcd's 500 "request is too large") and a message naming the clusters and the
+  server's error; and ``PlacementVerified`` no longer claims the decision is empty when it is not.
 - A malformed rollout strategy or decision-group label is reported in ``PlacementVerified``
   (False, ``NotAsExpected``, message naming the field) instead of being overwritten.
 - A missing Placement's condition message names it.

@@ -6,10 +6,14 @@
   failed clusters and why they failed, once per distinct set of failed clusters;
 - ``RolloutComplete`` (Normal) when ``PlacementRolledOut`` turns True;
 - ``DeprecatedRolloutType`` (Warning) when a placementRef's rolloutStrategy spells its type with
-  the older key ``rolloutType`` (read as ``type``), once per distinct situation.
+  the older key ``rolloutType`` (read as ``type``), once per distinct situation;
+- a Warning with the reason ``ManifestworkApplied`` gets (``ManifestWorkInvalid``,
+  ``ManifestWorkWriteFailed``, ...; improvement 2) when works cannot be written, naming the
+  clusters and the API server's error, once per distinct situation (the retries with back-off
+  that follow tell nothing new).
 
 Pure: the caller keeps ``breaches`` (placement -> failed clusters already reported) and the
-spelling warnings already told between passes; losing them (a restart) only means a breach or a
+spelling and write-failure warnings already told between passes; losing them (a restart) only means a breach or a
 warning is reported once more.
 """
 
@@ -32,7 +36,7 @@ from controllers.common.rollout_text import (
     new_warnings,
 )
 from controllers.common.wire import JSON
-from controllers.workset.aggregation import DeployOutcome, find_condition
+from controllers.workset.aggregation import DeployOutcome, failure_message, failure_reason, find_condition
 from controllers.workset.plan import DeployPlan
 
 _names = cluster_list
@@ -50,6 +54,14 @@ def spelling_events(mwrs: Mapping[str, Any], told: frozenset[str]) -> tuple[list
         event = legacy_type_warning(f"placementRefs[{index}] ({ref.get('name') or ''})", ref.get("rolloutStrategy"))
         if event is not None:
             found.append(event)
+    return new_warnings(found, told)
+
+
+def write_failure_events(outcome: DeployOutcome, told: frozenset[str]) -> tuple[list[RolloutEvent], frozenset[str]]:
+    """The Warning for the works a pass could not write (the reason and message its
+    ``ManifestworkApplied`` condition gets), unless already in ``told``; and the memory to keep."""
+    failures = outcome.failures()
+    found = [RolloutEvent(failure_reason(failures), failure_message(failures), WARNING)] if failures else []
     return new_warnings(found, told)
 
 

@@ -172,10 +172,16 @@ class ReadYourWrites:
         self.deleted.pop(key, None)
 
 
+# Answers that refuse a work's content (resending it cannot help): 400 BadRequest (e.g. OCM's
+# ManifestWork webhook denying manifests over its size limit) and 413 RequestEntityTooLarge; 422
+# Invalid is the Invalid exception.
+_CONTENT_REFUSED = (400, 413)
+
+
 def _failure_kind(exc: BaseException, create: bool) -> str:
     if isinstance(exc, NotFound) and create:
         return aggregation.NAMESPACE_NOT_FOUND
-    if isinstance(exc, Invalid):
+    if isinstance(exc, Invalid) or (isinstance(exc, KubeError) and exc.status in _CONTENT_REFUSED):
         return aggregation.INVALID
     if isinstance(exc, Forbidden):
         return aggregation.FORBIDDEN
@@ -235,6 +241,8 @@ class WorksetController:
         self.breaches: dict[str, dict[str, frozenset[str]]] = {}
         # MWRS key -> the DeprecatedRolloutType warnings already recorded (events.spelling_events).
         self.spellings: dict[str, frozenset[str]] = {}
+        # MWRS key -> the write-failure warning already recorded (events.write_failure_events).
+        self.failures_told: dict[str, frozenset[str]] = {}
         self.retries: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
         self.ttl_task: asyncio.Task[None] | None = None
@@ -511,6 +519,7 @@ class WorksetController:
     def _forget(self, key: str, namespace: str, name: str) -> None:
         self.breaches.pop(key, None)
         self.spellings.pop(key, None)
+        self.failures_told.pop(key, None)
         self.retries.pop(key, None)
         self.taken_names.pop(key, None)
         self.aborts_told.pop(key, None)
@@ -957,6 +966,8 @@ class WorksetController:
     ) -> None:
         spelling, told = events.spelling_events(body, self.spellings.get(key, frozenset()))
         self.spellings[key] = told
+        failed, told = events.write_failure_events(outcome, self.failures_told.get(key, frozenset()))
+        self.failures_told[key] = told
         found, memory = events.rollout_events(
             plan=plan,
             outcome=outcome,
@@ -965,7 +976,7 @@ class WorksetController:
             breaches=self.breaches.get(key, {}),
         )
         self.breaches[key] = memory
-        found = spelling + found
+        found = spelling + failed + found
         obj = {**body, "apiVersion": MANIFEST_WORK_REPLICA_SETS.api_version, "kind": KIND}
         for event in found:
             log.info(

@@ -439,6 +439,38 @@ def test_missing_cluster_namespace_is_reported_in_manifestwork_applied(env: Env)
     wait_for(lambda: len(env.works_of(ns, "test-work")) == 2, timeout=30, what="work created after the fix")
 
 
+def test_works_over_ocms_size_limit_are_reported_with_the_servers_message_and_retried(env: Env) -> None:
+    """OCM's hub webhook refuses ManifestWorks whose manifests exceed 500 KiB (the
+    ManifestWorkReplicaSet itself is not checked): the condition and one Warning event carry the
+    API server's message, the controller retries with back-off, and a fixed template deploys."""
+    ns = env.namespace(env.unique("ns"))
+    clusters = env.clusters(2)
+    env.placement(ns, "test-placement", [clusters])
+    big = copy.deepcopy(CONFIGMAP_TEMPLATE)
+    big["workload"]["manifests"][0]["data"]["blob"] = "x" * (600 * 1024)
+    env.mwrs(ns, "too-big", [{"name": "test-placement"}], template=big)
+    mwrs = wait_for(
+        lambda: (m := env.get_mwrs(ns, "too-big"))
+        and condition(m, "ManifestworkApplied") == ("False", "ManifestWorkInvalid") and m,
+        what="ManifestWorkInvalid",
+    )
+    message = next(c["message"] for c in mwrs["status"]["conditions"] if c["type"] == "ManifestworkApplied")
+    assert f"create failed in {', '.join(clusters)}: " in message
+    assert 'admission webhook "manifestworkvalidators.admission.work.open-cluster-management.io" denied the request: ' \
+        "the size of manifests is " in message and "bytes which exceeds the 512000 limit" in message
+    assert env.works_of(ns, "too-big") == []
+    (warning,) = wait_for(lambda: env.events(ns, "ManifestWorkInvalid"), what="the warning event")
+    assert warning["type"] == "Warning" and warning["message"] == message
+    # Retried with back-off, telling nothing new.
+    controller = env.operator.controller
+    wait_for(lambda: controller.retries.get(f"{ns}/too-big", 0) >= 2, what="a retry")
+    assert len(env.events(ns, "ManifestWorkInvalid")) == 1
+    env.api.patch(MANIFEST_WORK_REPLICA_SETS, "too-big", {"spec": {"manifestWorkTemplate": CONFIGMAP_TEMPLATE}}, ns)
+    wait_for(lambda: len(env.works_of(ns, "too-big")) == 2, what="works of the fixed template")
+    wait_for(lambda: condition(env.get_mwrs(ns, "too-big"), "ManifestworkApplied") != ("False", "ManifestWorkInvalid"),
+             what="the failure cleared")
+
+
 # --- 23: finished-work garbage collection ------------------------------------------------------------------
 
 
