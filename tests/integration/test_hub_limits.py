@@ -35,9 +35,11 @@ def test_a_watch_from_before_the_history_gets_an_expired_error_event(
     made = core.create_namespaced_config_map("default", config_map("w", 1))
     rvs = [int(made.metadata.resource_version)]
     for i in range(10):
+        # Writes to another resource in between: resourceVersions of ConfigMaps are not consecutive.
+        core.create_namespaced_secret("default", {"metadata": {"name": f"s{i}"}})
         changed = core.patch_namespaced_config_map("w", "default", {"data": {"i": str(i)}})
         rvs.append(int(changed.metadata.resource_version))
-    path = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=2&resourceVersion="
+    path = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&resourceVersion="
     (event,) = [json.loads(line) for line in http(hub, "GET", path + str(rvs[0])).data.splitlines() if line]
     # kube-apiserver's watch cache: the oldest event kept is rvs[-5]; it serves from rvs[-5] - 1.
     assert event == {

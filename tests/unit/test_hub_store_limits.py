@@ -31,7 +31,9 @@ def test_an_object_over_etcds_limit_is_refused_and_nothing_changes(tmp_path: Pat
     assert store.rv == rv and store.get("/configmaps", "ns", "big") is None and not seen
     assert "resourceVersion" not in big["metadata"]
     store.close()
-    assert Store(data=tmp_path / "hub.sqlite").get("/configmaps", "ns", "big") is None
+    reopened = Store(data=tmp_path / "hub.sqlite")
+    assert reopened.get("/configmaps", "ns", "big") is None
+    reopened.close()
 
 
 def test_the_limit_counts_the_stored_json_and_the_etcd_key() -> None:
