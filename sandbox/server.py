@@ -58,6 +58,7 @@ from sandbox.resources import ResourceType, sort_versions
 from sandbox.selectors import FieldSelector, LabelSelector
 from sandbox.store import Event, Store, Watcher
 from sandbox.table import partial_metadata, table
+from sandbox.watch_window import MAX_CAPACITY
 
 log = logging.getLogger("sandbox.server")
 
@@ -133,7 +134,7 @@ class LocalHub:
         token: str | None = None,
         host: str = "127.0.0.1",
         *,
-        history: int = 10_000,
+        history: int = MAX_CAPACITY,
         bookmark_interval: float = 30.0,
         request_log: str | Path | None = None,
         record_requests: bool = False,
@@ -1185,7 +1186,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--kubeconfig", default=".ocm-rollout/kubeconfig", help="where to write the kubeconfig")
     parser.add_argument("--token", help="bearer token to require (default: a random one)")
     parser.add_argument("--request-log", help="append every request as a JSON line to this file")
-    parser.add_argument("--history", type=int, default=10_000, help="watch events kept per resource")
+    parser.add_argument("--history", type=int, default=MAX_CAPACITY, help="at most this many watch events kept per resource")
     parser.add_argument(
         "--insecure-http",
         action="store_true",
