@@ -41,19 +41,8 @@ from controllers.runtime.kube import (
 from controllers.workset.report import Report, build_report
 from controllers.workset.workbuild import owner_for
 
-REFRESH_SECONDS = 0.25
-# The add-on part of the snapshot is computed again at most this often (it plans every add-on's
-# rollout over all its ManagedClusterAddOns: about 10 ms per add-on at 2,000 clusters).
-ADDON_REFRESH_SECONDS = 1.0
 # Failed or timed-out clusters whose reason the screen lists, per decision group of an add-on.
 SHOWN_ADDON_FAILURES = 5
-HOME = "\x1b[H"
-CLEAR_LINE = "\x1b[K"
-CLEAR_BELOW = "\x1b[J"
-ALTERNATE_SCREEN = "\x1b[?1049h"
-MAIN_SCREEN = "\x1b[?1049l"
-HIDE_CURSOR = "\x1b[?25l"
-SHOW_CURSOR = "\x1b[?25h"
 
 
 # --- snapshot ----------------------------------------------------------------------------------

@@ -6,29 +6,16 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.helpers import Up, eventually
-from tests.e2e.test_up import available_clusters, clusters_api
+from tests.e2e.test_up import available_clusters, clusters_api, start_up
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def start_up(tmp_path: Path) -> Iterator[Callable[..., Up]]:
-    started: list[Up] = []
-
-    def start(*args: str) -> Up:
-        up = Up(tmp_path, *args)
-        started.append(up)
-        return up
-
-    yield start
-    for up in started:
-        up.stop()
+__all__ = ["start_up"]  # the fixture, shared with test_up
 
 
 def children(pid: int) -> dict[int, str]:
