@@ -489,7 +489,8 @@ def _group_cells(cells: Sequence[tuple[str, str]], width: int, indent: str, limi
         counts[key] = counts.get(key, 0) + 1
     lines = [indent + ", ".join(f"{state} {count}" for state, count in counts.items())]
     notable = [(c, s) for c, s in cells if s.split(":", 1)[0] not in ("succeeded", "waiting", "selected")]
-    lines.extend(_cells(notable[:limit], width, indent))
+    if notable:
+        lines.extend(_cells(notable[:limit], width, " " * len(indent)))
     if len(notable) > limit:
         lines.append(f"{indent}... and {len(notable) - limit} more")
     return lines

@@ -208,3 +208,10 @@ def test_a_snapshot_at_start_reads_what_the_caches_hold_already() -> None:
     assert [r.name for r in snap.clusters] == ["cluster1", "cluster2"]
     assert snap.rollouts and snap.placements
     assert NOW == clock.now
+
+
+def test_a_large_placement_group_is_one_line_of_counts() -> None:
+    cells = tuple((f"cluster{i}", "selected") for i in range(1, 301))
+    placement = sim_view.PlacementRow("default/web", "selected 300", (sim_view.GroupRow(0, "", cells),))
+    text = render(Snapshot(placements=(placement,)), limit=10)
+    assert [line for line in text.splitlines() if "group 0" in line] == ["    group 0: selected 300"]
