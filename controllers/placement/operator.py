@@ -256,7 +256,7 @@ class PlacementController:
 
     def _cluster_view(self, body: JSON) -> ClusterView | None:
         def build(obj: JSON) -> ClusterView:
-            return ClusterView.of(ManagedCluster.parse(obj))
+            return ClusterView.of(ManagedCluster.parse(obj), source=obj)
 
         view: ClusterView | None = self.memo.get("ClusterView", body, build)
         return view
