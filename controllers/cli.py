@@ -19,7 +19,20 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names first, when it is one of ours (else None)."""
+    for arg in argv:
+        if arg.startswith("-"):
+            return None  # a top-level option (e.g. --help): every command is needed
+        module = f"controllers.commands.{arg}"
+        return arg if module in COMMAND_MODULES else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every sub-command, or of ``only`` (a command's own module is then the only
+    one imported: each pulls in a large part of the project, and ``up`` starts one ``run`` per
+    controller)."""
     parser = argparse.ArgumentParser(
         prog="ocm-rollout",
         description=(
@@ -29,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
+        if only is not None and name != f"controllers.commands.{only}":
+            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -41,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(arguments))
+    args = parser.parse_args(arguments)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
