@@ -37,7 +37,7 @@ from controllers.runtime.kube import (
     PLACEMENTS,
     Kube,
 )
-from controllers.runtime.watchcache import Key, WatchCache
+from controllers.runtime.watchcache import Key, WatchCache, key_of
 from controllers.workset.workbuild import owner_for
 from sandbox import sim_view
 from sandbox.sim_view import (
@@ -189,14 +189,12 @@ class LiveView:
         return self._cluster_tuple
 
     def _placement_index(self) -> tuple[dict[Key, JSON], dict[Key, list[JSON]]]:
-        return sim_view._placement_index(self.placements.items(), self.decisions.items())
+        return sim_view.placement_index(self.placements.items(), self.decisions.items())
 
     def _rollout_part(self, now: datetime, force: bool) -> tuple[tuple[RolloutRow, ...], tuple[str, ...]]:
         tick = self.monotonic()
-        present = {
-            (str((m.get("metadata") or {}).get("namespace") or ""), str((m.get("metadata") or {}).get("name") or "")): m
-            for m in self.replica_sets.items()
-        }
+        present = {key_of(m): m for m in self.replica_sets.items()}
+        owners = {key: owner_for(*key).label_value for key in present}
         gone = [k for k in self._rollouts if k not in present]
         for key in gone:
             del self._rollouts[key]
@@ -209,7 +207,7 @@ class LiveView:
                 or key not in self._rollouts
                 or key in self.dirty.rollouts
                 or key[0] in self.dirty.namespaces
-                or owner_for(*key).label_value in self.dirty.owners
+                or owners[key] in self.dirty.owners
                 or (key in self._rollout_due and tick >= self._rollout_due[key])
             )
             budget = self._rollout_budgets.setdefault(
@@ -222,7 +220,7 @@ class LiveView:
             for key in todo:
                 started = self.monotonic()
                 row, note, recheck = rollout_row(
-                    present[key], self.index.owned_by(owner_for(*key).label_value), placement_by_key, pages, now
+                    present[key], self.index.owned_by(owners[key]), placement_by_key, pages, now
                 )
                 self._rollout_budgets[key].spend(started)
                 self._rollouts[key] = (row, note)
@@ -231,12 +229,11 @@ class LiveView:
                 else:
                     self._rollout_due[key] = tick + recheck
                 self.dirty.rollouts.discard(key)
-                self.dirty.owners.discard(owner_for(*key).label_value)
+                self.dirty.owners.discard(owners[key])
         # What is left dirty waits for its budget; namespaces are done once every rollout in them is.
         waiting_namespaces = {k[0] for k in present if k not in todo and k[0] in self.dirty.namespaces}
         self.dirty.namespaces &= waiting_namespaces
-        known_owners = {owner_for(*k).label_value for k in present}
-        self.dirty.owners &= known_owners
+        self.dirty.owners &= set(owners.values())
         if todo or gone:
             ordered = [self._rollouts[k] for k in sorted(self._rollouts)]
             self._rollout_rows = tuple(row for row, _note in ordered if row is not None)

@@ -38,6 +38,7 @@ from controllers.addon.report import (
 from controllers.runtime.kube import (
     JSON,
 )
+from controllers.runtime.watchcache import key_of
 from controllers.workset.report import Report, build_report
 from controllers.workset.workbuild import owner_for
 
@@ -265,7 +266,7 @@ def _addon_row(report: AddonReport) -> AddonRow:
     return AddonRow(report.name, detail, tuple(rows))
 
 
-def _placement_index(
+def placement_index(
     placements: Sequence[JSON], decisions: Sequence[JSON]
 ) -> tuple[dict[tuple[str, str], JSON], dict[tuple[str, str], list[JSON]]]:
     """(namespace, name) -> the Placement, and -> its PlacementDecision pages."""
@@ -300,7 +301,7 @@ def addon_part(
         mine = by_addon.get(str(meta.get("name") or ""))
         if mine is not None:
             mine[str(meta.get("namespace") or "")] = mca
-    placement_by_key, pages = _placement_index(placements, decisions)
+    placement_by_key, pages = placement_index(placements, decisions)
     rows: list[AddonRow] = []
     notes: list[str] = []
     rechecks: list[float] = []
@@ -363,11 +364,6 @@ def placement_rows(
     return tuple(rows)
 
 
-def _mwrs_key(mwrs: JSON) -> tuple[str, str]:
-    meta = mwrs.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
 def build_snapshot(
     *,
     clusters: Sequence[JSON],
@@ -382,7 +378,7 @@ def build_snapshot(
 ) -> Snapshot:
     """Condense the stored objects into what the view shows (pure). ``addons``: the add-on part
     when the caller already has it (else it is computed from ``cmas`` and ``mcas``)."""
-    placement_by_key, pages = _placement_index(placements, decisions)
+    placement_by_key, pages = placement_index(placements, decisions)
     if addons is None:
         addons = addon_part(cmas=cmas, mcas=mcas, placements=placements, decisions=decisions, now=now)
     by_owner: dict[str, list[JSON]] = {}
@@ -392,8 +388,8 @@ def build_snapshot(
             by_owner.setdefault(str(label), []).append(work)
     rollouts = []
     notes = []
-    for mwrs in sorted(replica_sets, key=_mwrs_key):
-        namespace, name = _mwrs_key(mwrs)
+    for mwrs in sorted(replica_sets, key=key_of):
+        namespace, name = key_of(mwrs)
         row, note, _recheck = rollout_row(
             mwrs, by_owner.get(owner_for(namespace, name).label_value, []), placement_by_key, pages, now
         )

@@ -93,11 +93,6 @@ class Dirty:
     placements: bool = True
     addons: bool = True
 
-    def any(self) -> bool:
-        return bool(
-            self.clusters or self.owners or self.rollouts or self.namespaces or self.placements or self.addons
-        )
-
 
 class Budget:
     """When a part of the view may be computed again (see the module docstring)."""

@@ -125,7 +125,7 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        profile, names = _check(args)
+        _profile, names = _check(args)
     except UsageError as exc:
         print(f"ocm-rollout up: error: {exc}", file=sys.stderr)
         return 2
@@ -140,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
         log_stream = log_file
     runtime_logging.configure("text", args.log_level, stream=log_stream)
     try:
-        return asyncio.run(_up(args, profile, names, interactive=interactive, output=log_file))
+        return asyncio.run(_up(args, names, interactive=interactive, output=log_file))
     finally:
         if log_file is not None:
             log_file.close()
@@ -215,8 +215,7 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
     return children
 
 
-async def _up(args: argparse.Namespace, profile: Profile, names: list[str], *, interactive: bool,
-              output: TextIO | None) -> int:
+async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, output: TextIO | None) -> int:
     debug_address: tuple[str, int] | None = None
     if names:
         try:

@@ -69,10 +69,6 @@ class Child:
             preexec_fn=_parent_death_hook(),
         )
 
-    @property
-    def pid(self) -> int | None:
-        return None if self.process is None else self.process.pid
-
     async def wait(self) -> int:
         assert self.process is not None
         return await self.process.wait()
