@@ -24,8 +24,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check api controllers sandbox tests bench
-	$(BIN)/mypy api controllers
+	$(BIN)/ruff check api client controllers sandbox cli tests bench
+	$(BIN)/mypy -p ocm_rollout
 
 ## Refresh the constraints file from a fresh resolution (reviewed and committed by hand).
 lock:

@@ -1,7 +1,7 @@
 """Pydantic models of the Open Cluster Management kinds ocm-rollout reads and writes, the
-shared meta types, the constants users see, and the CRD generator (``api.crdgen``).
+shared meta types, the constants users see, and the CRD generator (``ocm_rollout.api.crdgen``).
 
 One module per API group/version: ``cluster_v1``, ``cluster_v1beta1``, ``cluster_v1beta2``,
 ``cluster_v1alpha1``, ``work_v1``, ``work_v1alpha1``, ``addon_v1alpha1``. Conventions are
-described in ``api.meta``.
+described in ``ocm_rollout.api.meta``.
 """

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from api import constants
-from api.cluster_v1alpha1 import RolloutStrategy
-from api.meta import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1alpha1 import RolloutStrategy
+from ocm_rollout.api.meta import (
     CRD,
     DEFAULTED,
     DNS1123_LABEL_PATTERN,

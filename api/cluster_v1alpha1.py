@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from api import constants
-from api.meta import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.meta import (
     CRD,
     DEFAULTED,
     ConditionList,

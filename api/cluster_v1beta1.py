@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from api import constants
-from api.cluster_v1 import TaintEffect
-from api.meta import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1 import TaintEffect
+from ocm_rollout.api.meta import (
     DEFAULTED,
     QUALIFIED_NAME_PATTERN,
     ConditionList,

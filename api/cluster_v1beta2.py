@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from api import constants
-from api.meta import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.meta import (
     CRD,
     DEFAULTED,
     DNS1123_LABEL_PATTERN,

@@ -24,8 +24,8 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from api.kinds import ALL_KINDS
-from api.meta import CRD, OCMModel, OCMObject, field_path
+from ocm_rollout.api.kinds import ALL_KINDS
+from ocm_rollout.api.meta import CRD, OCMModel, OCMObject, field_path
 
 # Every kind that gets a CRD, in the order generate_crds() returns them (by group, then plural).
 KINDS: tuple[type[OCMObject], ...] = ALL_KINDS

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from api.addon_v1alpha1 import AddOnDeploymentConfig, ClusterManagementAddOn, ManagedClusterAddOn
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.meta import InvalidObject, OCMObject
-from api.work_v1 import ManifestWork
-from api.work_v1alpha1 import ManifestWorkReplicaSet
+from ocm_rollout.api.addon_v1alpha1 import AddOnDeploymentConfig, ClusterManagementAddOn, ManagedClusterAddOn
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.meta import InvalidObject, OCMObject
+from ocm_rollout.api.work_v1 import ManifestWork
+from ocm_rollout.api.work_v1alpha1 import ManifestWorkReplicaSet
 
 # Sorted by API group, then plural: the order CRDs are generated in.
 ALL_KINDS: tuple[type[OCMObject], ...] = tuple(

@@ -40,13 +40,13 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 # Re-exported: the models' callers find every duration helper here.
-from api.gosyntax import MAX_DURATION_NS as MAX_DURATION_NS
-from api.gosyntax import DurationError as DurationError
-from api.gosyntax import format_go_duration as format_go_duration
-from api.gosyntax import parse_go_duration as parse_go_duration
-from api.gosyntax import parse_go_float as parse_go_float
-from api.gosyntax import parse_min_success_time as parse_min_success_time
-from api.gosyntax import parse_progress_deadline as parse_progress_deadline
+from ocm_rollout.api.gosyntax import MAX_DURATION_NS as MAX_DURATION_NS
+from ocm_rollout.api.gosyntax import DurationError as DurationError
+from ocm_rollout.api.gosyntax import format_go_duration as format_go_duration
+from ocm_rollout.api.gosyntax import parse_go_duration as parse_go_duration
+from ocm_rollout.api.gosyntax import parse_go_float as parse_go_float
+from ocm_rollout.api.gosyntax import parse_min_success_time as parse_min_success_time
+from ocm_rollout.api.gosyntax import parse_progress_deadline as parse_progress_deadline
 
 # --------------------------------------------------------------------------------------------
 # Schema markers
@@ -55,7 +55,7 @@ from api.gosyntax import parse_progress_deadline as parse_progress_deadline
 
 @dataclass(frozen=True)
 class CRD:
-    """Kubernetes schema facts of a field, read by the CRD generator (``api.crdgen``).
+    """Kubernetes schema facts of a field, read by the CRD generator (``ocm_rollout.api.crdgen``).
 
     Put it in ``Annotated[type, CRD(...)]``; pydantic ignores it.
     """
@@ -736,7 +736,7 @@ GroupSize = Annotated[
 The CRD carries OCM's pattern, so the API server rejects new values outside it; the model
 accepts any integer or string, because a Placement stored before that rule existed can hold one
 ("25", "150%", "1e400%", "abc"), and SCHEDULING.md §6 says what the scheduler makes of it
-(``controllers.placement.groups.group_length``: a group length, or Misconfigured)."""
+(``ocm_rollout.controllers.placement.groups.group_length``: a group length, or Misconfigured)."""
 
 
 def _check_quantity(value: int | str) -> int | str:

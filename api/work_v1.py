@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from api import constants
-from api.meta import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.meta import (
     CRD,
     DEFAULTED,
     DNS1123_SUBDOMAIN_PATTERN,

@@ -6,10 +6,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from api import constants
-from api.cluster_v1alpha1 import RolloutAll, RolloutStrategy
-from api.meta import CRD, DEFAULTED, ConditionList, Int32, KindInfo, OCMModel, OCMObject, PrinterColumn, Time
-from api.work_v1 import ManifestWorkSpec
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1alpha1 import RolloutAll, RolloutStrategy
+from ocm_rollout.api.meta import (
+    CRD,
+    DEFAULTED,
+    ConditionList,
+    Int32,
+    KindInfo,
+    OCMModel,
+    OCMObject,
+    PrinterColumn,
+    Time,
+)
+from ocm_rollout.api.work_v1 import ManifestWorkSpec
 
 GROUP = constants.WORK_GROUP
 VERSION = "v1alpha1"

@@ -1,6 +1,6 @@
 """Benchmark of the add-on manager: a configuration rollout on the local hub, and the pure core.
 
-Live part (``--clusters``, default 1,000): the hub (``python -m sandbox.server``) and the
+Live part (``--clusters``, default 1,000): the hub (``python -m ocm_rollout.sandbox.server``) and the
 controller (``ocm-rollout run --controllers addon``) each run in their own process, as in a
 deployment. This process registers the ManagedClusters and their namespaces directly, writes the
 decisions of one Placement over all of them by hand (pages of 100, as OCM does), creates an
@@ -67,8 +67,8 @@ import kubernetes
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from api.addon_hashing import config_spec_hash_annotation, spec_hash  # noqa: E402
-from api.constants import (  # noqa: E402
+from ocm_rollout.api.addon_hashing import config_spec_hash_annotation, spec_hash  # noqa: E402
+from ocm_rollout.api.constants import (  # noqa: E402
     ADDON_CONDITION_MANIFEST_APPLIED,
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
@@ -81,12 +81,7 @@ from api.constants import (  # noqa: E402
     REASON_CONFIGURATIONS_CONFIGURED,
     REASON_CONFIGURATIONS_NOT_CONFIGURED,
 )
-from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout  # noqa: E402
-from controllers.addon.configs import cma_status_references  # noqa: E402
-from controllers.addon.inputs import PlacementInput  # noqa: E402
-from controllers.common.wire import format_time  # noqa: E402
-from controllers.rollout.reservations import EMPTY  # noqa: E402
-from controllers.runtime.kube import (  # noqa: E402
+from ocm_rollout.client.kube import (  # noqa: E402
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
@@ -98,7 +93,12 @@ from controllers.runtime.kube import (  # noqa: E402
     Conflict,
     NotFound,
 )
-from controllers.runtime.operator import load_client  # noqa: E402
+from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
+from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout  # noqa: E402
+from ocm_rollout.controllers.addon.configs import cma_status_references  # noqa: E402
+from ocm_rollout.controllers.addon.inputs import PlacementInput  # noqa: E402
+from ocm_rollout.controllers.common.wire import format_time  # noqa: E402
+from ocm_rollout.controllers.rollout.reservations import EMPTY  # noqa: E402
 from tests.integration.helpers import Api, decide  # noqa: E402
 
 T = TypeVar("T")
@@ -430,7 +430,7 @@ def one_run(
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
+        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
                      "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
         controller: subprocess.Popen[bytes] | None = None
         agent: Agent | None = None
@@ -458,7 +458,7 @@ def one_run(
             metrics_port = free_port()
             profile = [] if profile_path is None else [str(Path(__file__).resolve()), PROFILED, profile_path]
             controller = start(
-                [sys.executable, *(profile or ["-m", "controllers"]), "run", "--controllers", "addon", "--kubeconfig", str(kubeconfig),
+                [sys.executable, *(profile or ["-m", "ocm_rollout.cli"]), "run", "--controllers", "addon", "--kubeconfig", str(kubeconfig),
                  "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
                  "--log-level", "warning"],
                 tmp / "controller.log", env,

@@ -4,7 +4,7 @@ Every ManifestWork of a rollout goes through four writes, as with OCM's own work
 controller creates it, the agent adds its finalizer (a patch), then writes its status twice
 (applied and progressing; then available and done). This benchmark starts the local hub alone in
 its own process (TLS, as users get it) and sends exactly those writes from this process through
-the controllers' own client (``controllers.runtime.kube.Kube``: the official ``kubernetes``
+the controllers' own client (``ocm_rollout.client.kube.Kube``: the official ``kubernetes``
 client), with nobody watching and nothing planned. It prints, per request, the CPU time the hub
 and the client spent, and from that the shortest time any build on this stack can roll out N
 works on this machine's cores, next to the ideal the simulated agents' delays allow and the 1.5x
@@ -33,8 +33,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from controllers.runtime.kube import MANIFEST_WORKS, NAMESPACES, Kube  # noqa: E402
-from controllers.runtime.operator import load_client  # noqa: E402
+from ocm_rollout.client.kube import MANIFEST_WORKS, NAMESPACES, Kube  # noqa: E402
+from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NAMESPACE = "cluster1"
@@ -210,7 +210,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         hub = subprocess.Popen(
-            [sys.executable, "-m", "sandbox.server", "--kubeconfig", str(kubeconfig)],
+            [sys.executable, "-m", "ocm_rollout.sandbox.server", "--kubeconfig", str(kubeconfig)],
             cwd=REPO,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -53,7 +53,7 @@ class Hub:
         kubeconfig = Path(self.dir.name) / "kubeconfig"
         repo = Path(__file__).resolve().parents[1]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig), *extra],
+            [sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig), *extra],
             cwd=repo,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

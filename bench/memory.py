@@ -48,7 +48,7 @@ MERGE = "application/merge-patch+json"
 
 def serve(args: argparse.Namespace) -> None:
     """The child: the hub, with Events expiring after `--event-ttl` when the hub supports it."""
-    from sandbox.server import LocalHub
+    from ocm_rollout.sandbox.server import LocalHub
 
     async def main() -> None:
         hub = LocalHub(port=0, data=args.data, history=args.history)

@@ -1,6 +1,6 @@
 """Benchmark of the ManifestWorkReplicaSet controller on the local hub.
 
-The hub (``python -m sandbox.server``) and the controller (``ocm-rollout run --controllers
+The hub (``python -m ocm_rollout.sandbox.server``) and the controller (``ocm-rollout run --controllers
 workset``) each run in their own process, as they would in a deployment. This process registers
 the cluster namespaces, measures the hub's raw ManifestWork create rate (the official client,
 ``--concurrency`` requests in flight), then times, for an MWRS over all clusters:
@@ -38,14 +38,14 @@ import kubernetes
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from controllers.runtime.kube import (  # noqa: E402
+from ocm_rollout.client.kube import (  # noqa: E402
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
     NAMESPACES,
     PLACEMENTS,
 )
-from controllers.runtime.operator import load_client  # noqa: E402
+from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
 from tests.integration.helpers import Api, decide  # noqa: E402
 
 TEMPLATE: JSON = {
@@ -198,7 +198,7 @@ def one_run(n: int, concurrency: int, timeout: float) -> tuple[float, float, flo
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
+        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
                      "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
         controller: subprocess.Popen[bytes] | None = None
         try:
@@ -218,7 +218,7 @@ def one_run(n: int, concurrency: int, timeout: float) -> tuple[float, float, flo
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             env.pop("KUBECONFIG", None)
             controller = subprocess.Popen(
-                [sys.executable, "-m", "controllers", "run", "--controllers", "workset", "--kubeconfig",
+                [sys.executable, "-m", "ocm_rollout.cli", "run", "--controllers", "workset", "--kubeconfig",
                  str(kubeconfig), "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", "0",
                  "--log-level", "warning"],
                 cwd=REPO, env=env, stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT,

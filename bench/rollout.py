@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controllers.rollout import (
+from ocm_rollout.controllers.rollout import (
     ClusterRolloutStatus,
     DecisionGroup,
     RolloutStatus,

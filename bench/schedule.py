@@ -23,13 +23,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from controllers.placement.decisions import desired_decisions
-from controllers.placement.scheduler import schedule
-from controllers.placement.snapshot import ClusterView, Snapshot
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.controllers.placement.decisions import desired_decisions
+from ocm_rollout.controllers.placement.scheduler import schedule
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 REGIONS = ["us-east", "us-west", "eu-central", "ap-south"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.resources import Column, ResourceType, Version
-from sandbox.table import age_column, age_of, name_column
+from ocm_rollout.sandbox.resources import Column, ResourceType, Version
+from ocm_rollout.sandbox.table import age_column, age_of, name_column
 
 S: dict[str, Any] = {"type": "string"}
 I32: dict[str, Any] = {"type": "integer", "format": "int32"}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sandbox.engine import Ctx, Engine
-from sandbox.errors import ApiError
+from ocm_rollout.sandbox.engine import Ctx, Engine
+from ocm_rollout.sandbox.errors import ApiError
 
 NAMESPACE = "kube-system"
 NAME = "extension-apiserver-authentication"

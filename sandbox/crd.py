@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from sandbox.errors import cause
-from sandbox.resources import ResourceType, Version
-from sandbox.table import crd_columns
+from ocm_rollout.sandbox.errors import cause
+from ocm_rollout.sandbox.resources import ResourceType, Version
+from ocm_rollout.sandbox.table import crd_columns
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -136,8 +136,8 @@ def crd_status(crd: dict[str, Any], now: str, previous: dict[str, Any] | None) -
 
 
 def default_crds() -> list[dict[str, Any]]:
-    """Every CRD of the project, from the generator in `api.crdgen` (works from an installed package)."""
-    from api import crdgen  # imported late: the generator imports every model module
+    """Every CRD of the project, from the generator in `ocm_rollout.api.crdgen` (works from an installed package)."""
+    from ocm_rollout.api import crdgen  # imported late: the generator imports every model module
 
     return list(crdgen.generate_crds())
 

@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sandbox import builtin, errors, work_webhook
-from sandbox.crd import DNS_LABEL, crd_status, resource_type_for, validate_crd
-from sandbox.errors import ApiError, cause
-from sandbox.expiry import EVENT_TTL_SECONDS, Expiry
-from sandbox.patch import json_patch, merge_patch, strategic_merge_patch
-from sandbox.resources import ResourceType
-from sandbox.selectors import FieldSelector, LabelSelector, label_key_error, label_value_error
-from sandbox.store import ADDED, DELETED, MODIFIED, Event, Key, Store, Watcher
+from ocm_rollout.sandbox import builtin, errors, work_webhook
+from ocm_rollout.sandbox.crd import DNS_LABEL, crd_status, resource_type_for, validate_crd
+from ocm_rollout.sandbox.errors import ApiError, cause
+from ocm_rollout.sandbox.expiry import EVENT_TTL_SECONDS, Expiry
+from ocm_rollout.sandbox.patch import json_patch, merge_patch, strategic_merge_patch
+from ocm_rollout.sandbox.resources import ResourceType
+from ocm_rollout.sandbox.selectors import FieldSelector, LabelSelector, label_key_error, label_value_error
+from ocm_rollout.sandbox.store import ADDED, DELETED, MODIFIED, Event, Key, Store, Watcher
 
-log = logging.getLogger("sandbox.engine")
+log = logging.getLogger("ocm_rollout.sandbox.engine")
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"

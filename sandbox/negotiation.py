@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.errors import ApiError
+from ocm_rollout.sandbox.errors import ApiError
 
 JSON = "json"
 YAML = "yaml"

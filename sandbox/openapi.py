@@ -18,8 +18,8 @@ import hashlib
 import json
 from typing import Any
 
-from sandbox.negotiation import parse_accept
-from sandbox.resources import ResourceType
+from ocm_rollout.sandbox.negotiation import parse_accept
+from ocm_rollout.sandbox.resources import ResourceType
 
 OBJECT_META_REF = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 LIST_META_REF = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sandbox.errors import ApiError, bad_request
+from ocm_rollout.sandbox.errors import ApiError, bad_request
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -6,18 +6,18 @@ body is `k8s\\0` followed by a runtime.Unknown message: {1: TypeMeta{1: apiVersi
 (`...;stream=watch`) is a stream of frames, each a 4-byte big-endian length and a bare
 metav1.WatchEvent {1: type, 2: RawExtension{1: the enveloped object}}.
 
-The kinds' messages are in `sandbox.protobuf_kinds`, the generic translation in
-`sandbox.protobuf_schema`, the wire format in `sandbox.protobuf_wire`.
+The kinds' messages are in `ocm_rollout.sandbox.protobuf_kinds`, the generic translation in
+`ocm_rollout.sandbox.protobuf_schema`, the wire format in `ocm_rollout.sandbox.protobuf_wire`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sandbox.errors import ApiError
-from sandbox.protobuf_kinds import DELETE_OPTIONS, KINDS, STATUS
-from sandbox.protobuf_schema import Message, decode_message, encode_message
-from sandbox.protobuf_wire import ProtobufError, bytes_field, fields, frame
+from ocm_rollout.sandbox.errors import ApiError
+from ocm_rollout.sandbox.protobuf_kinds import DELETE_OPTIONS, KINDS, STATUS
+from ocm_rollout.sandbox.protobuf_schema import Message, decode_message, encode_message
+from ocm_rollout.sandbox.protobuf_wire import ProtobufError, bytes_field, fields, frame
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"

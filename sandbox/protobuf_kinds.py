@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.protobuf_schema import (
+from ocm_rollout.sandbox.protobuf_schema import (
     BOOL,
     BYTES,
     DOUBLE,
@@ -29,7 +29,7 @@ from sandbox.protobuf_schema import (
     raw_json,
     string_list,
 )
-from sandbox.protobuf_wire import ProtobufError, bytes_field, fields, varint_field
+from ocm_rollout.sandbox.protobuf_wire import ProtobufError, bytes_field, fields, varint_field
 
 F = Field
 

@@ -4,7 +4,7 @@ A `Message` lists its fields: number, JSON name and type (a scalar name, another
 `MapOf`, or a `Custom` pair of functions for the few fields whose JSON form is not a plain
 object, such as RawExtension or JSONSchemaPropsOrBool). `decode_message(message, bytes)`
 gives the JSON dict; `encode_message(message, dict)` gives the bytes. The tables themselves live in
-`sandbox.protobuf_kinds`.
+`ocm_rollout.sandbox.protobuf_kinds`.
 
 Conventions, as Kubernetes' generated Go code and its JSON tags behave:
 - decoding leaves out a scalar that holds its zero value (the JSON tags say `omitempty`)
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sandbox.protobuf_wire import (
+from ocm_rollout.sandbox.protobuf_wire import (
     FIXED64,
     LENGTH,
     VARINT,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.schema import CompiledSchema
+from ocm_rollout.sandbox.schema import CompiledSchema
 
 Cell = Callable[[dict[str, Any]], Any]
 

@@ -31,7 +31,7 @@ import celpy
 import jsonschema
 from celpy import celtypes
 
-from sandbox.errors import cause
+from ocm_rollout.sandbox.errors import cause
 
 # Fields ObjectMeta has; anything else in `metadata` is dropped, as the real decoder does.
 OBJECT_META_FIELDS = frozenset(

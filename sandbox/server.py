@@ -10,7 +10,7 @@ Public interface::
 
 Command line (for development; users run `ocm-rollout up`)::
 
-    python -m sandbox.server [--port 0] [--data FILE] [--crds PATH ...] [--kubeconfig PATH]
+    python -m ocm_rollout.sandbox.server [--port 0] [--data FILE] [--crds PATH ...] [--kubeconfig PATH]
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from sandbox import cluster_trust, errors, openapi, protobuf, token_review
-from sandbox import tls as tls_module
-from sandbox.crd import default_crds, load_crd_files
-from sandbox.engine import CRD_BUCKET, Ctx, Engine
-from sandbox.errors import ApiError
-from sandbox.negotiation import (
+from ocm_rollout.sandbox import cluster_trust, errors, openapi, protobuf, token_review
+from ocm_rollout.sandbox import tls as tls_module
+from ocm_rollout.sandbox.crd import default_crds, load_crd_files
+from ocm_rollout.sandbox.engine import CRD_BUCKET, Ctx, Engine
+from ocm_rollout.sandbox.errors import ApiError
+from ocm_rollout.sandbox.negotiation import (
     JSON,
     META,
     META_LIST,
@@ -54,13 +54,13 @@ from sandbox.negotiation import (
     negotiate,
     prefers_protobuf,
 )
-from sandbox.resources import ResourceType, sort_versions
-from sandbox.selectors import FieldSelector, LabelSelector
-from sandbox.store import Event, Store, Watcher
-from sandbox.table import partial_metadata, table
-from sandbox.watch_window import MAX_CAPACITY
+from ocm_rollout.sandbox.resources import ResourceType, sort_versions
+from ocm_rollout.sandbox.selectors import FieldSelector, LabelSelector
+from ocm_rollout.sandbox.store import Event, Store, Watcher
+from ocm_rollout.sandbox.table import partial_metadata, table
+from ocm_rollout.sandbox.watch_window import MAX_CAPACITY
 
-log = logging.getLogger("sandbox.server")
+log = logging.getLogger("ocm_rollout.sandbox.server")
 
 # kube-apiserver's MaxRequestBodyBytes (3 MiB): a larger body to create, update, patch or delete gets 413.
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
@@ -117,7 +117,7 @@ def _truthy(value: str | None) -> bool:
 class LocalHub:
     """A Kubernetes-compatible API server for the project's CRDs and the core kinds it uses.
 
-    `crds`: None serves the project's CRDs (`api.crdgen.generate_crds()`); a sequence serves
+    `crds`: None serves the project's CRDs (`ocm_rollout.api.crdgen.generate_crds()`); a sequence serves
     exactly the given CRDs (dicts, or YAML files/directories).
     `data`: a SQLite file; objects and the resourceVersion counter survive restarts.
     `history`: watch events kept per resource for resuming (older resourceVersions get 410).
@@ -1178,7 +1178,7 @@ def run_in_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> Hub
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.server", description="Run the local hub API server alone.")
+    parser = argparse.ArgumentParser(prog="python -m ocm_rollout.sandbox.server", description="Run the local hub API server alone.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: pick a free one)")
     parser.add_argument("--data", help="SQLite file to persist objects in (default: in memory)")

@@ -1,6 +1,6 @@
 """The few writes the simulated agents make, over the official client.
 
-Each returns the stored object, for ``WatchCache.remember`` (controllers.runtime.watchcache: the
+Each returns the stored object, for ``WatchCache.remember`` (ocm_rollout.client.watchcache: the
 list-and-watch caches the agents and the live view read from).
 """
 
@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.runtime.kube import JSON, Conflict, Kube, Resource
-from controllers.runtime.watchcache import resource_version
+from ocm_rollout.client.kube import JSON, Conflict, Kube, Resource
+from ocm_rollout.client.watchcache import resource_version
 
 
 class Writer:

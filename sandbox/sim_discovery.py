@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.runtime.kube import Kube, NotFound
+from ocm_rollout.client.kube import Kube, NotFound
 
 GroupResource = tuple[str, str]
 

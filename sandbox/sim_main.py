@@ -1,9 +1,9 @@
-"""The simulated managed clusters as a process of their own: ``python -m sandbox.sim_main``.
+"""The simulated managed clusters as a process of their own: ``python -m ocm_rollout.sandbox.sim_main``.
 
 ``ocm-rollout up`` starts the local hub in its own process and the fleet's agents here, so the
 agents and the hub run on different cores, as a real fleet's klusterlets and its hub do. This
 process reads a kubeconfig for the hub, registers ``--clusters`` simulated clusters (nothing twice
-after a restart) and runs their agents (``sandbox.simulation.Simulation``) until SIGINT or
+after a restart) and runs their agents (``ocm_rollout.sandbox.simulation.Simulation``) until SIGINT or
 SIGTERM, printing one line per agent event (a cluster going silent or coming back) to stdout.
 
 Exit codes: 0 after a signal, 2 for a bad flag or profile (one line on stderr), 1 when the hub
@@ -24,13 +24,13 @@ from datetime import UTC, datetime
 
 from kubernetes.client import ApiClient
 
-from controllers.runtime import logging as runtime_logging
-from controllers.runtime.kube import Kube
-from controllers.runtime.operator import KubeconfigError, load_client
-from sandbox.sim_profile import ProfileError, load_profile
-from sandbox.simulation import SimEvent, Simulation
+from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.sandbox.sim_profile import ProfileError, load_profile
+from ocm_rollout.sandbox.simulation import SimEvent, Simulation
 
-log = logging.getLogger("sandbox.sim_main")
+log = logging.getLogger("ocm_rollout.sandbox.sim_main")
 
 # Requests in flight to the hub: the agents of many clusters write at once.
 CLIENT_POOL_SIZE = 32
@@ -39,7 +39,7 @@ ANSWER_TIMEOUT_SECONDS = 30.0
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m sandbox.sim_main",
+        prog="python -m ocm_rollout.sandbox.sim_main",
         description="Run simulated managed clusters (registration, work and add-on agents) against a hub.",
     )
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the hub")

@@ -57,7 +57,7 @@ Outcomes, as the hub sees them in ``rollout`` mode:
 - ``Stuck``: applied, Progressing True forever (a rollout ``progressDeadline`` turns it TimeOut).
 
 Whatever the outcome, a cluster refuses the manifests a real one refuses (an unserved kind, a
-missing namespace, an invalid name: ``sandbox.agents.apply``); in ``rollout`` mode such a work
+missing namespace, an invalid name: ``ocm_rollout.sandbox.agents.apply``); in ``rollout`` mode such a work
 ends like ``ApplyFailed`` unless the profile already makes it fail.
 
 In ``faithful`` mode the agent writes no Progressing/Degraded of its own (OCM's real agent); only
@@ -77,10 +77,10 @@ from typing import Any
 
 import yaml
 
-from api.meta import DurationError, parse_go_duration
-from sandbox.agents.registration import FleetMember, with_overrides
-from sandbox.agents.selectors import SelectorError, selector_matches, validate_selector
-from sandbox.agents.work import Mode, Outcome, WorkBehaviour
+from ocm_rollout.api.meta import DurationError, parse_go_duration
+from ocm_rollout.sandbox.agents.registration import FleetMember, with_overrides
+from ocm_rollout.sandbox.agents.selectors import SelectorError, selector_matches, validate_selector
+from ocm_rollout.sandbox.agents.work import Mode, Outcome, WorkBehaviour
 
 
 class ProfileError(ValueError):

@@ -8,7 +8,7 @@ then runs, until stopped:
   available or API server down, claims, resources), silent while the profile says the cluster is
   unreachable;
 - per cluster, the work agent: every ManifestWork in the cluster namespace is planned by the pure
-  ``sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
+  ``ocm_rollout.sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
   finalizer removal);
 - the hub side of registration that OCM runs on the hub: acceptance, lease expiry -> Available
   Unknown, the built-in taints, ManagedClusterSet and binding status;
@@ -16,14 +16,14 @@ then runs, until stopped:
   cluster namespace, the add-on's own framework: ``status.supportedConfigs`` (the declared config
   types the hub serves, learnt through discovery and learnt again when a CRD changes), the deploy
   work ``addon-<addon>-deploy-0`` rendering the agent, ``ManifestApplied`` and ``Available``,
-  planned by the pure ``sandbox.agents.addon.plan_addon``. An add-on is looked at again when it,
+  planned by the pure ``ocm_rollout.sandbox.agents.addon.plan_addon``. An add-on is looked at again when it,
   its ClusterManagementAddOn, its AddOnDeploymentConfigs, its deploy work or its cluster changes.
 
 Every decision is made by the pure core from what is stored in the API; in memory there is only
 the time each work generation was first seen (a restarted simulation treats a generation the
 status already reports as applied), the simulation's start time (the profile's windows), what the
 hub serves (discovery) and an index of the add-ons to look at again when something changes.
-Each cluster's objects (``sandbox.agents.cluster``, what its works applied) are rebuilt from the
+Each cluster's objects (``ocm_rollout.sandbox.agents.cluster``, what its works applied) are rebuilt from the
 works' statuses after a restart.
 """
 
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from api import constants
-from controllers.runtime.kube import (
+from ocm_rollout.api import constants
+from ocm_rollout.client.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
@@ -54,10 +54,10 @@ from controllers.runtime.kube import (
     NotFound,
     Resource,
 )
-from controllers.runtime.queue import WorkQueue, run_workers
-from controllers.runtime.watchcache import Key, WatchCache
-from sandbox.agents import names
-from sandbox.agents.addon import (
+from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.client.watchcache import Key, WatchCache
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.addon import (
     ConfigKey,
     GroupResource,
     addon_status,
@@ -68,9 +68,9 @@ from sandbox.agents.addon import (
     needs_render,
     plan_addon,
 )
-from sandbox.agents.addon_index import AddonIndex
-from sandbox.agents.cluster import ClusterObject, ClusterObjects
-from sandbox.agents.registration import (
+from ocm_rollout.sandbox.agents.addon_index import AddonIndex
+from ocm_rollout.sandbox.agents.cluster import ClusterObject, ClusterObjects
+from ocm_rollout.sandbox.agents.registration import (
     agent_status,
     binding_status,
     cluster_lease,
@@ -89,10 +89,10 @@ from sandbox.agents.registration import (
     lease_stopped_status,
     managed_cluster,
 )
-from sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
-from sandbox.sim_client import Writer
-from sandbox.sim_discovery import served_resources
-from sandbox.sim_profile import ClusterPlan, Profile
+from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
+from ocm_rollout.sandbox.sim_client import Writer
+from ocm_rollout.sandbox.sim_discovery import served_resources
+from ocm_rollout.sandbox.sim_profile import ClusterPlan, Profile
 
 log = logging.getLogger(__name__)
 

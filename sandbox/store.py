@@ -1,5 +1,5 @@
 """Object storage for the local hub, playing etcd and kube-apiserver's watch cache: one global
-resourceVersion, a bounded per-resource watch history (sandbox.watch_window), etcd's limit on
+resourceVersion, a bounded per-resource watch history (ocm_rollout.sandbox.watch_window), etcd's limit on
 the size of a stored object, and optional SQLite persistence.
 
 Every write is serialised once here (compact JSON): the bytes are measured against etcd's
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox import errors
-from sandbox.watch_window import FRESHNESS_SECONDS, MAX_CAPACITY, MIN_CAPACITY, WatchWindow
+from ocm_rollout.sandbox import errors
+from ocm_rollout.sandbox.watch_window import FRESHNESS_SECONDS, MAX_CAPACITY, MIN_CAPACITY, WatchWindow
 
 Key = tuple[str, str, str]  # (bucket, namespace, name)
 
@@ -184,7 +184,7 @@ class Store:
 
     `history`: the most watch events kept per resource (kube-apiserver's watch cache upper
     bound); `history_min`: the fewest (its lower bound, 100); `history_freshness`: seconds of
-    events a busy resource keeps before its history stops growing (75). See sandbox.watch_window.
+    events a busy resource keeps before its history stops growing (75). See ocm_rollout.sandbox.watch_window.
     `max_object_bytes`: etcd's request limit for one stored object. `clock`: monotonic seconds.
     """
 

@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from sandbox.agents.conditions import parse_time
-from sandbox.jsonpath import JsonPathError, compile_path
-from sandbox.resources import Column
+from ocm_rollout.sandbox.agents.conditions import parse_time
+from ocm_rollout.sandbox.jsonpath import JsonPathError, compile_path
+from ocm_rollout.sandbox.resources import Column
 
 
 def human_duration(seconds: float) -> str:

@@ -12,7 +12,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from sandbox import errors
+from ocm_rollout.sandbox import errors
 
 GROUPS = ("system:masters", "system:authenticated")
 

@@ -9,7 +9,7 @@ for CREATE and UPDATE of `manifestworks` (not their status). Its validator
     the size of manifests is <total> bytes which exceeds the 512000 limit
 
 as a BadRequest, which kube-apiserver relays as a 400 Status whose message says which webhook
-denied the request (sandbox.errors.webhook_denied).
+denied the request (ocm_rollout.sandbox.errors.webhook_denied).
 
 How the size is counted: a manifest is a `runtime.RawExtension`, whose `Size()` is the length of
 its protobuf field: the raw bytes, plus one tag byte, plus the varint of their length. The raw
@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from sandbox import errors
-from sandbox.errors import ApiError
+from ocm_rollout.sandbox import errors
+from ocm_rollout.sandbox.errors import ApiError
 
 WEBHOOK = "manifestworkvalidators.admission.work.open-cluster-management.io"
 MANIFEST_LIMIT = 500 * 1024

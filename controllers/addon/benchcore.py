@@ -11,17 +11,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     LABEL_DECISION_GROUP_INDEX,
     LABEL_PLACEMENT,
 )
-from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout
-from controllers.addon.configs import cma_status_references
-from controllers.addon.inputs import PlacementInput
-from controllers.common.wire import JSON, format_time
-from controllers.rollout.reservations import EMPTY
+from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout
+from ocm_rollout.controllers.addon.configs import cma_status_references
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.wire import JSON, format_time
+from ocm_rollout.controllers.rollout.reservations import EMPTY
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 OLD_HASH = "1" * 64

@@ -1,7 +1,7 @@
 """Caches of the configuration objects add-ons name (AddOnDeploymentConfigs and any other kind).
 
 A ClusterManagementAddOn or a ManagedClusterAddOn may name configurations of any (group,
-resource). ``ConfigCaches`` keeps one list-and-watch cache (``controllers.runtime.watchcache``)
+resource). ``ConfigCaches`` keeps one list-and-watch cache (``ocm_rollout.client.watchcache``)
 per configuration type in use: AddOnDeploymentConfigs from the start, any other type once a
 reconcile asks for it and the API server's discovery says it serves it. Each cache calls
 ``on_change(group, resource, object)`` for every change, so the controller re-queues what
@@ -19,10 +19,10 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from api.addon_hashing import spec_hash
-from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP
-from controllers.runtime.kube import ADDON_DEPLOYMENT_CONFIGS, JSON, Kube, KubeError, Resource
-from controllers.runtime.watchcache import WatchCache
+from ocm_rollout.api.addon_hashing import spec_hash
+from ocm_rollout.api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP
+from ocm_rollout.client.kube import ADDON_DEPLOYMENT_CONFIGS, JSON, Kube, KubeError, Resource
+from ocm_rollout.client.watchcache import WatchCache
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from controllers.common.wire import JSON
+from ocm_rollout.controllers.common.wire import JSON
 
 
 @dataclass(frozen=True)

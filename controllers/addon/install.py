@@ -22,22 +22,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
-from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn, is_lifecycle_managed
-from api.constants import (
+from ocm_rollout.api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
+from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn, is_lifecycle_managed
+from ocm_rollout.api.constants import (
     ADDON_ANNOTATION_PREFIX,
     CONDITION_PLACEMENT_SATISFIED,
     INSTALL_STRATEGY_PLACEMENTS,
 )
-from controllers.addon.inputs import PlacementInput
-from controllers.common.decisions import (
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.decisions import (
     DecisionGroupError,
     decided_clusters,
     decision_groups,
     placement_counts,
     scheduling_gap,
 )
-from controllers.common.wire import JSON, annotations_of, is_deleting, meta, name_of, namespace_of
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, is_deleting, meta, name_of, namespace_of
 
 CMA_KIND = ClusterManagementAddOn.KIND.kind
 MCA_KIND = ManagedClusterAddOn.KIND.kind

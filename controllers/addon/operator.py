@@ -13,12 +13,12 @@ Three queues, each a level-triggered reconcile over what the caches hold:
   MCAs (4.5).
 
 Inputs: kopf informers for CMAs, Placements, PlacementDecisions and ManagedClusters (few objects);
-list-and-watch caches (``controllers.runtime.watchcache``) for the many MCAs, the add-on
+list-and-watch caches (``ocm_rollout.client.watchcache``) for the many MCAs, the add-on
 ManifestWorks and the configuration objects (``configcache``). Every change re-queues exactly the
 keys that depend on it.
 
 Never wider than the strategy: before a pass gives MCAs a new desired configuration (which puts
-them in flight), it records them on the CMA (``controllers.rollout.reservations``) with the CMA's
+them in flight), it records them on the CMA (``ocm_rollout.controllers.rollout.reservations``) with the CMA's
 resourceVersion as read, after confirming the MCAs from the API; every MCA status write carries
 the MCA's resourceVersion. Of two overlapping instances one gets 409 and plans again.
 
@@ -41,33 +41,16 @@ from typing import Any, TypeVar
 import kopf
 from pydantic import ValidationError
 
-from api.addon_v1alpha1 import ClusterManagementAddOn
-from api.constants import (
+from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn
+from ocm_rollout.api.constants import (
     ADDON_ANNOTATION_PREFIX,
     ANNOTATION_HOSTING_CLUSTER_NAME,
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
     LABEL_PLACEMENT,
 )
-from api.meta import format_validation_error
-from controllers.addon import abort, configrollout, configs, events, install, progressing
-from controllers.addon.configcache import ConfigCaches
-from controllers.addon.inputs import PlacementInput
-from controllers.common.wire import (
-    annotations_of,
-    fenced,
-    is_deleting,
-    labels_of,
-    meta,
-    name_of,
-    namespace_of,
-)
-from controllers.rollout import reservations
-from controllers.rollout.reservations import ReservationRecordError, Reservations
-from controllers.runtime import metrics
-from controllers.runtime.events import NORMAL, WARNING, EventRecorder
-from controllers.runtime.informer import Informer, InformerSet
-from controllers.runtime.kube import (
+from ocm_rollout.api.meta import format_validation_error
+from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
     MANAGED_CLUSTER_ADDONS,
@@ -79,10 +62,27 @@ from controllers.runtime.kube import (
     KubeError,
     NotFound,
 )
-from controllers.runtime.queue import WorkQueue, run_workers
-from controllers.runtime.registry import ControllerContext
-from controllers.runtime.watchcache import WatchCache, newer
-from controllers.runtime.writer import ConcurrentWriter
+from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.client.watchcache import WatchCache, newer
+from ocm_rollout.controllers.addon import abort, configrollout, configs, events, install, progressing
+from ocm_rollout.controllers.addon.configcache import ConfigCaches
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.wire import (
+    annotations_of,
+    fenced,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
+from ocm_rollout.controllers.rollout import reservations
+from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
+from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, EventRecorder
+from ocm_rollout.controllers.runtime.informer import Informer, InformerSet
+from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.controllers.runtime.writer import ConcurrentWriter
 
 log = logging.getLogger(__name__)
 

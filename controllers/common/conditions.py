@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from controllers.common.wire import JSON, format_time
+from ocm_rollout.controllers.common.wire import JSON, format_time
 
 
 def find_condition(conditions: Iterable[Any], type_: str) -> Mapping[str, Any] | None:

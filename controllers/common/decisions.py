@@ -9,9 +9,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from api.constants import CONDITION_PLACEMENT_SATISFIED, LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME
-from controllers.common.wire import labels_of, meta, name_of
-from controllers.rollout.model import DecisionGroup
+from ocm_rollout.api.constants import (
+    CONDITION_PLACEMENT_SATISFIED,
+    LABEL_DECISION_GROUP_INDEX,
+    LABEL_DECISION_GROUP_NAME,
+)
+from ocm_rollout.controllers.common.wire import labels_of, meta, name_of
+from ocm_rollout.controllers.rollout.model import DecisionGroup
 
 _GO_INT_RE = re.compile(r"^[+-]?[0-9]+$")
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from api.constants import EVENT_DEPRECATED_ROLLOUT_TYPE
-from controllers.rollout.strategy import legacy_type_read
+from ocm_rollout.api.constants import EVENT_DEPRECATED_ROLLOUT_TYPE
+from ocm_rollout.controllers.rollout.strategy import legacy_type_read
 
 NORMAL = "Normal"
 WARNING = "Warning"

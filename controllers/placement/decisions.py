@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.cluster_v1beta1 import API_VERSION as PLACEMENT_API_VERSION
-from api.cluster_v1beta1 import Placement
-from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME
-from controllers.placement.filters import WARNING, Status
-from controllers.placement.groups import DecisionPage
-from controllers.placement.snapshot import PLACEMENT_LABEL
-from controllers.placement.spread import SpreadResult
+from ocm_rollout.api.cluster_v1beta1 import API_VERSION as PLACEMENT_API_VERSION
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME
+from ocm_rollout.controllers.placement.filters import WARNING, Status
+from ocm_rollout.controllers.placement.groups import DecisionPage
+from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL
+from ocm_rollout.controllers.placement.spread import SpreadResult
 
 GROUP_NAME_LABEL = LABEL_DECISION_GROUP_NAME
 GROUP_INDEX_LABEL = LABEL_DECISION_GROUP_INDEX

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.cluster_v1beta1 import Placement, PlacementStatus
-from api.meta import format_time
-from controllers.placement.scheduler import ScheduleResult
-from controllers.placement.spread import SpreadResult
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementStatus
+from ocm_rollout.api.meta import format_time
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult
+from ocm_rollout.controllers.placement.spread import SpreadResult
 
 JSON = dict[str, Any]
 

@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from api import constants
-from api.cluster_v1beta1 import ClusterSelector, Placement, Toleration
-from controllers.placement.cel import CelCompileError, CelSelector, compile_all
-from controllers.placement.selectors import (
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1beta1 import ClusterSelector, Placement, Toleration
+from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all
+from ocm_rollout.controllers.placement.selectors import (
     CompiledSelector,
     SelectorError,
     compile_claim_selector,
     compile_label_selector,
 )
-from controllers.placement.snapshot import ClusterView, Snapshot, TaintView
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot, TaintView
 
 PREDICATE = constants.PLUGIN_PREDICATE
 TAINT_TOLERATION = constants.PLUGIN_TAINT_TOLERATION

@@ -15,11 +15,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from api.cluster_v1beta1 import DECISION_PAGE_SIZE, GroupStrategy
-from api.meta import parse_go_float
-from controllers.placement.filters import MISCONFIGURED, OK, Status
-from controllers.placement.selectors import SelectorError, compile_claim_selector, compile_label_selector
-from controllers.placement.snapshot import ClusterView
+from ocm_rollout.api.cluster_v1beta1 import DECISION_PAGE_SIZE, GroupStrategy
+from ocm_rollout.api.meta import parse_go_float
+from ocm_rollout.controllers.placement.filters import MISCONFIGURED, OK, Status
+from ocm_rollout.controllers.placement.selectors import (
+    SelectorError,
+    compile_claim_selector,
+    compile_label_selector,
+)
+from ocm_rollout.controllers.placement.snapshot import ClusterView
 
 PAGE_SIZE = DECISION_PAGE_SIZE
 

@@ -43,11 +43,11 @@ from typing import Any, TypeVar
 import kopf
 from aiohttp import web
 
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.constants import (
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.constants import (
     CONDITION_PLACEMENT_MISCONFIGURED,
     EVENT_DECISION_CREATE,
     EVENT_DECISION_DELETE,
@@ -56,25 +56,8 @@ from api.constants import (
     EVENT_SPREAD_UPDATE,
     REASON_MISCONFIGURED,
 )
-from api.meta import Condition, InvalidObject, OCMObject, set_condition
-from controllers.placement import decisions as pages
-from controllers.placement.explain import debug_result
-from controllers.placement.scheduler import ScheduleResult, schedule
-from controllers.placement.snapshot import PLACEMENT_LABEL, ClusterView, Snapshot
-from controllers.placement.triggers import (
-    PlacementIndex,
-    PlacementRef,
-    Topology,
-    placements_for_binding,
-    placements_for_cluster,
-    placements_for_score,
-    placements_for_sets,
-)
-from controllers.placement.warnings import untold
-from controllers.runtime import metrics
-from controllers.runtime.events import NORMAL, WARNING, build_event
-from controllers.runtime.informer import Informer, InformerSet
-from controllers.runtime.kube import (
+from ocm_rollout.api.meta import Condition, InvalidObject, OCMObject, set_condition
+from ocm_rollout.client.kube import (
     ADDON_PLACEMENT_SCORES,
     EVENTS,
     JSON,
@@ -87,9 +70,26 @@ from controllers.runtime.kube import (
     KubeError,
     NotFound,
 )
-from controllers.runtime.operator import HTTP_ROUTES_EXTRA
-from controllers.runtime.queue import WorkQueue, run_workers
-from controllers.runtime.registry import ControllerContext
+from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.controllers.placement import decisions as pages
+from ocm_rollout.controllers.placement.explain import debug_result
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
+from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL, ClusterView, Snapshot
+from ocm_rollout.controllers.placement.triggers import (
+    PlacementIndex,
+    PlacementRef,
+    Topology,
+    placements_for_binding,
+    placements_for_cluster,
+    placements_for_score,
+    placements_for_sets,
+)
+from ocm_rollout.controllers.placement.warnings import untold
+from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, build_event
+from ocm_rollout.controllers.runtime.informer import Informer, InformerSet
+from ocm_rollout.controllers.runtime.operator import HTTP_ROUTES_EXTRA
+from ocm_rollout.controllers.runtime.registry import ControllerContext
 
 log = logging.getLogger(__name__)
 

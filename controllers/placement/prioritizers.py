@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from api import constants
-from api.cluster_v1beta1 import Placement, PrioritizerPolicy
-from controllers.placement.filters import MISCONFIGURED, OK, WARNING, Status
-from controllers.placement.snapshot import ClusterView, Snapshot
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1beta1 import Placement, PrioritizerPolicy
+from ocm_rollout.controllers.placement.filters import MISCONFIGURED, OK, WARNING, Status
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
 
 BALANCE = constants.PRIORITIZER_BALANCE
 STEADY = constants.PRIORITIZER_STEADY

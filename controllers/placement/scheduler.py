@@ -13,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from api.cluster_v1beta1 import Placement, PlacementStatus
-from api.constants import ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE, SCORE_COORDINATE_ADDON, SORT_BY_SCORE
-from controllers.placement.filters import (
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementStatus
+from ocm_rollout.api.constants import (
+    ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE,
+    SCORE_COORDINATE_ADDON,
+    SORT_BY_SCORE,
+)
+from ocm_rollout.controllers.placement.filters import (
     MISCONFIGURED,
     OK,
     PREDICATE,
@@ -26,8 +30,13 @@ from controllers.placement.filters import (
     taint_toleration_filter,
     toleration_requeue_time,
 )
-from controllers.placement.groups import DecisionGroupResult, DecisionPage, decision_groups, decision_pages
-from controllers.placement.prioritizers import (
+from ocm_rollout.controllers.placement.groups import (
+    DecisionGroupResult,
+    DecisionPage,
+    decision_groups,
+    decision_pages,
+)
+from ocm_rollout.controllers.placement.prioritizers import (
     BALANCE,
     STEADY,
     PrioritizerResult,
@@ -39,17 +48,17 @@ from controllers.placement.prioritizers import (
     resource_scores,
     steady_scores,
 )
-from controllers.placement.snapshot import ClusterView, SetResolutionError, Snapshot
-from controllers.placement.spread import SpreadResult, spread_terms
-from controllers.placement.spread import select as select_clusters
-from controllers.placement.status import (
+from ocm_rollout.controllers.placement.snapshot import ClusterView, SetResolutionError, Snapshot
+from ocm_rollout.controllers.placement.spread import SpreadResult, spread_terms
+from ocm_rollout.controllers.placement.spread import select as select_clusters
+from ocm_rollout.controllers.placement.status import (
     ConditionSpec,
     misconfigured_condition,
     misconfigured_status,
     new_status,
     satisfied_condition,
 )
-from controllers.placement.warnings import SpecWarning, spec_warnings
+from ocm_rollout.controllers.placement.warnings import SpecWarning, spec_warnings
 
 DISABLE_ANNOTATION = ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE
 

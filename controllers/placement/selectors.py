@@ -1,7 +1,7 @@
 """Label, claim and cluster selectors compiled once per pass.
 
 A label selector compiles as Kubernetes' ``LabelSelectorAsSelector`` does (the rules and the
-error messages come from ``api.meta.LabelSelector.check``); matching then costs a few dict
+error messages come from ``ocm_rollout.api.meta.LabelSelector.check``); matching then costs a few dict
 lookups per cluster. A claim selector is a label selector made only of its
 ``matchExpressions``, evaluated against the cluster's claims.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from api.cluster_v1beta1 import ClusterClaimSelector
-from api.meta import LabelSelector, SelectorError
+from ocm_rollout.api.cluster_v1beta1 import ClusterClaimSelector
+from ocm_rollout.api.meta import LabelSelector, SelectorError
 
 __all__ = ["CompiledSelector", "SelectorError", "compile_claim_selector", "compile_label_selector"]
 

@@ -17,19 +17,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.constants import (
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.constants import (
     LABEL_CLUSTER_SET,
     LABEL_PLACEMENT,
     SELECTOR_TYPE_EXCLUSIVE_CLUSTER_SET_LABEL,
     SELECTOR_TYPE_LABEL_SELECTOR,
 )
-from api.meta import LabelSelector
-from controllers.placement.quantity import QuantityError, approximate_float
-from controllers.placement.selectors import CompiledSelector, SelectorError, compile_label_selector
+from ocm_rollout.api.meta import LabelSelector
+from ocm_rollout.controllers.placement.quantity import QuantityError, approximate_float
+from ocm_rollout.controllers.placement.selectors import (
+    CompiledSelector,
+    SelectorError,
+    compile_label_selector,
+)
 
 PLACEMENT_LABEL = LABEL_PLACEMENT
 CLUSTER_SET_LABEL = LABEL_CLUSTER_SET
@@ -92,7 +96,7 @@ class ClusterView:
     def cel_value(self) -> Any:
         """The cluster's JSON form as a CEL value (built on first use)."""
         if self._cel_value is None:
-            from controllers.placement.cel import to_cel
+            from ocm_rollout.controllers.placement.cel import to_cel
 
             model = self.model if self.model is not None else ManagedCluster.parse(dict(self.source or {}))
             self._cel_value = to_cel(model.to_wire())

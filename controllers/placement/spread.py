@@ -27,9 +27,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from api.cluster_v1beta1 import SpreadConstraintsTerm
-from api.constants import SPREAD_DO_NOT_SCHEDULE, TOPOLOGY_KEY_TYPE_CLAIM
-from controllers.placement.snapshot import ClusterView
+from ocm_rollout.api.cluster_v1beta1 import SpreadConstraintsTerm
+from ocm_rollout.api.constants import SPREAD_DO_NOT_SCHEDULE, TOPOLOGY_KEY_TYPE_CLAIM
+from ocm_rollout.controllers.placement.snapshot import ClusterView
 
 # A candidate's rank inside a leaf, and a node's best pick: tuples compared lexicographically.
 _Key = tuple[object, ...]

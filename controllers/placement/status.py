@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from api import constants as C
-from api.cluster_v1beta1 import DecisionGroupStatus, Placement, PlacementStatus
-from api.meta import Condition, set_condition
-from controllers.placement.filters import ERROR, MISCONFIGURED, Status
-from controllers.placement.groups import DecisionGroupResult, DecisionPage
+from ocm_rollout.api import constants as C
+from ocm_rollout.api.cluster_v1beta1 import DecisionGroupStatus, Placement, PlacementStatus
+from ocm_rollout.api.meta import Condition, set_condition
+from ocm_rollout.controllers.placement.filters import ERROR, MISCONFIGURED, Status
+from ocm_rollout.controllers.placement.groups import DecisionGroupResult, DecisionPage
 
 MISCONFIGURED_TYPE = C.CONDITION_PLACEMENT_MISCONFIGURED
 SATISFIED_TYPE = C.CONDITION_PLACEMENT_SATISFIED

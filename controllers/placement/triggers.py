@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from api import constants
-from api.cluster_v1beta1 import Placement
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from controllers.placement.prioritizers import uses_addon_scores
-from controllers.placement.selectors import CompiledSelector, SelectorError, compile_label_selector
-from controllers.placement.snapshot import CLUSTER_SET_LABEL
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.controllers.placement.prioritizers import uses_addon_scores
+from ocm_rollout.controllers.placement.selectors import (
+    CompiledSelector,
+    SelectorError,
+    compile_label_selector,
+)
+from ocm_rollout.controllers.placement.snapshot import CLUSTER_SET_LABEL
 
 
 @dataclass(frozen=True)

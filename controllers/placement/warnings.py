@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from api import constants
-from api.cluster_v1beta1 import Placement
-from controllers.placement.prioritizers import BUILTIN_PRIORITIZERS
+from ocm_rollout.api import constants
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.controllers.placement.prioritizers import BUILTIN_PRIORITIZERS
 
 KNOWN_OPERATORS = ("", constants.TOLERATION_OP_EQUAL, constants.TOLERATION_OP_EXISTS)
 

@@ -3,7 +3,7 @@
 Pure logic (no I/O, the clock is an argument) reproducing OCM's rollout handler as specified in
 ROLLOUT.md. Typical use::
 
-    from controllers.rollout import ClusterRolloutStatus, DecisionGroup, plan_rollout
+    from ocm_rollout.controllers.rollout import ClusterRolloutStatus, DecisionGroup, plan_rollout
 
     result = plan_rollout(
         placement_ref["rolloutStrategy"],
@@ -15,8 +15,8 @@ ROLLOUT.md. Typical use::
     result.clusters_to_rollout, result.clusters_removed, result.recheck_after
 """
 
-from controllers.rollout.goparse import MAX_DURATION_NS, parse_go_duration
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.goparse import MAX_DURATION_NS, parse_go_duration
+from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
     GroupKey,
@@ -30,8 +30,8 @@ from controllers.rollout.model import (
     RolloutStrategyError,
     RolloutType,
 )
-from controllers.rollout.planner import plan, plan_rollout
-from controllers.rollout.strategy import decode_strategy
+from ocm_rollout.controllers.rollout.planner import plan, plan_rollout
+from ocm_rollout.controllers.rollout.strategy import decode_strategy
 
 __all__ = [
     "MAX_DURATION_NS",

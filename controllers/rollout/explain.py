@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
     GroupKey,
@@ -18,7 +18,7 @@ from controllers.rollout.model import (
     RolloutStatus,
     RolloutType,
 )
-from controllers.rollout.timefmt import Timestamp, format_rfc3339, to_ns
+from ocm_rollout.controllers.rollout.timefmt import Timestamp, format_rfc3339, to_ns
 
 Verdict = Literal[
     "apply",

@@ -1,6 +1,6 @@
 """OCM's rollout thresholds (maxFailures, maxConcurrency) on top of the Go-syntax parsers.
 
-The Go-syntax parsers themselves live in ``api.gosyntax`` (shared with the models); they are
+The Go-syntax parsers themselves live in ``ocm_rollout.api.gosyntax`` (shared with the models); they are
 re-exported here for the planner's callers.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from api.gosyntax import (
+from ocm_rollout.api.gosyntax import (
     HOUR,
     MAX_DURATION_NS,
     MICROSECOND,

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
-from api import constants
-from controllers.rollout.goparse import Threshold
-from controllers.rollout.timefmt import Timestamp, to_datetime
+from ocm_rollout.api import constants
+from ocm_rollout.controllers.rollout.goparse import Threshold
+from ocm_rollout.controllers.rollout.timefmt import Timestamp, to_datetime
 
 
 class RolloutInputError(ValueError):

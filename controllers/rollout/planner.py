@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from controllers.rollout.goparse import MAX_DURATION_NS, Threshold, resolve_threshold
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.goparse import MAX_DURATION_NS, Threshold, resolve_threshold
+from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
     GroupKey,
@@ -27,8 +27,8 @@ from controllers.rollout.model import (
     Stop,
     Walk,
 )
-from controllers.rollout.strategy import check_max_concurrency, decode_strategy
-from controllers.rollout.timefmt import Timestamp, to_ns
+from ocm_rollout.controllers.rollout.strategy import check_max_concurrency, decode_strategy
+from ocm_rollout.controllers.rollout.timefmt import Timestamp, to_ns
 
 TO_APPLY = RolloutStatus.TO_APPLY
 PROGRESSING = RolloutStatus.PROGRESSING

@@ -23,7 +23,7 @@ The record is small: only clusters whose write is not yet observed (at most the 
 concurrency, bounded by ``MAX_NEW_PER_PASS`` new ones per pass).
 
 Pure: parsing, rendering and the arithmetic of the record; the owner's write lives with each
-controller (``controllers.runtime.fencing``).
+controller (``ocm_rollout.client.fencing``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
+from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
 
 ANNOTATION = ANNOTATION_ROLLOUT_RESERVATIONS
 # New reservations one pass may add (keeps the annotation far below the API server's 256 KiB

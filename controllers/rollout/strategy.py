@@ -8,7 +8,7 @@ shape here; its value is validated by the planner when it reaches the non-mandat
 
 A strategy with neither ``type`` nor ``rolloutType`` is ``absent_type``: All for a
 ``rolloutStrategy`` read from an API object (what OCM's CRD defaulting of ``type`` gives; our CRD
-no longer defaults ``type``, see api.cluster_v1alpha1.RolloutStrategy), an error naming ``type``
+no longer defaults ``type``, see ocm_rollout.api.cluster_v1alpha1.RolloutStrategy), an error naming ``type``
 for the input of ``ocm-rollout plan`` (ROLLOUT.md section 2).
 """
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controllers.rollout.goparse import (
+from ocm_rollout.controllers.rollout.goparse import (
     GoSyntaxError,
     Threshold,
     check_threshold,
     parse_min_success_time,
     parse_progress_deadline,
 )
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.model import (
     BODY_FIELDS,
     BODY_KEY,
     MandatoryGroupRef,

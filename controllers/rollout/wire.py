@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
     PlannedCluster,
@@ -35,9 +35,9 @@ from controllers.rollout.model import (
     RolloutStatus,
     RolloutStrategy,
 )
-from controllers.rollout.planner import plan
-from controllers.rollout.strategy import decode_strategy, is_int32
-from controllers.rollout.timefmt import TimeFormatError, format_rfc3339, parse_rfc3339
+from ocm_rollout.controllers.rollout.planner import plan
+from ocm_rollout.controllers.rollout.strategy import decode_strategy, is_int32
+from ocm_rollout.controllers.rollout.timefmt import TimeFormatError, format_rfc3339, parse_rfc3339
 
 _STATUSES = ", ".join(status.value for status in RolloutStatus)
 _STATUS_VALUES = frozenset(status.value for status in RolloutStatus)

@@ -6,7 +6,7 @@ import logging
 import secrets
 from datetime import datetime
 
-from controllers.runtime.kube import EVENTS, JSON, Kube, KubeError
+from ocm_rollout.client.kube import EVENTS, JSON, Kube, KubeError
 
 log = logging.getLogger(__name__)
 

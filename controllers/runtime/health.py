@@ -28,7 +28,7 @@ from enum import StrEnum
 
 from aiohttp import web
 
-from controllers.runtime import metrics
+from ocm_rollout.controllers.runtime import metrics
 
 log = logging.getLogger(__name__)
 

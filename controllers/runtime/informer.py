@@ -26,8 +26,8 @@ from typing import Any
 
 import kopf
 
-from controllers.runtime.kube import JSON, Kube, Resource
-from controllers.runtime.watchcache import WatchCache
+from ocm_rollout.client.kube import JSON, Kube, Resource
+from ocm_rollout.client.watchcache import WatchCache
 
 EventCallback = Callable[[str, JSON], None]
 """Called with the event type ("ADDED", "MODIFIED", "DELETED", or "" for the initial listing)

@@ -42,7 +42,7 @@ from urllib.parse import quote
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from controllers.runtime.fencing import WriteFence
+from ocm_rollout.client.fencing import WriteFence
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from prometheus_client import (
     process_collector,
 )
 
-from api import constants
+from ocm_rollout.api import constants
 
 PREFIX: Final = "ocm_rollout_"
 

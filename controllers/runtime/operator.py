@@ -1,6 +1,6 @@
 """Run the chosen controllers as one kopf operator: the one entry point ``run`` and ``up`` share.
 
-``run_operator`` builds a fresh kopf registry from ``controllers.runtime.registry``, adds a
+``run_operator`` builds a fresh kopf registry from ``ocm_rollout.controllers.runtime.registry``, adds a
 login handler for the given kubeconfig (or the in-cluster config), and runs kopf with the
 project's settings until ``stop`` is set (graceful: in-flight reconciles finish) or the
 calling task is cancelled (immediate: every kopf task is cancelled at once, which is what a
@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,15 +31,14 @@ from datetime import datetime
 from typing import Any
 
 import kopf
-import kubernetes
-import yaml
 from aiohttp import web
-from kubernetes.client import ApiClient, Configuration
+from kubernetes.client import Configuration
 
-from controllers.runtime import metrics
-from controllers.runtime.fencing import UNFENCED, WriteFence
-from controllers.runtime.kube import Kube, load_api_client
-from controllers.runtime.registry import ControllerContext, build_registry
+from ocm_rollout.client.fencing import UNFENCED, WriteFence
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.registry import ControllerContext, build_registry
 
 log = logging.getLogger(__name__)
 
@@ -50,36 +48,6 @@ HTTP_ROUTES_EXTRA = "http_routes"
 
 # How long a cancelled operator may take to unwind before we stop waiting for it.
 CANCEL_GRACE_SECONDS = 30.0
-
-
-class KubeconfigError(ValueError):
-    """The kubeconfig cannot be read or used; the message is one line, naming the file."""
-
-
-def load_client(kubeconfig: str | None) -> ApiClient:
-    """An ApiClient for ``kubeconfig``, or the in-cluster config, or the default kubeconfig."""
-    if kubeconfig is not None:
-        path = os.path.expanduser(kubeconfig)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                content = yaml.safe_load(handle)
-        except OSError as exc:
-            raise KubeconfigError(f"cannot read kubeconfig {kubeconfig}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise KubeconfigError(f"kubeconfig {kubeconfig} is not valid YAML: {_one_line(exc)}") from None
-        if not isinstance(content, dict):
-            raise KubeconfigError(f"kubeconfig {kubeconfig} is not a kubeconfig (no mapping at the top)")
-        kubeconfig = path
-    try:
-        return load_api_client(kubeconfig)
-    except (kubernetes.config.ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster config or the default kubeconfig"
-        raise KubeconfigError(f"cannot use {where}: {_one_line(exc)}") from None
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def connection_info(configuration: Configuration) -> kopf.ConnectionInfo:

@@ -2,8 +2,8 @@
 
 Every controller is a module exposing
 ``setup(registry: kopf.OperatorRegistry, context: ControllerContext) -> None``, which registers
-its handlers on the given registry: informers (``controllers.runtime.informer``) that feed an
-in-process ``WorkQueue`` (``controllers.runtime.queue``), plus ``kopf.on.startup`` /
+its handlers on the given registry: informers (``ocm_rollout.controllers.runtime.informer``) that feed an
+in-process ``WorkQueue`` (``ocm_rollout.client.queue``), plus ``kopf.on.startup`` /
 ``kopf.on.cleanup`` handlers that start and stop its workers (``run_workers``). Workers read the
 informers' caches (complete before any kopf event handler runs) and write through
 ``context.kube``. Both
@@ -21,13 +21,13 @@ from typing import Protocol, cast
 
 import kopf
 
-from controllers.runtime.kube import Kube
+from ocm_rollout.client.kube import Kube
 
 # Name on the command line -> module path. The order is the start order.
 CONTROLLER_MODULES: dict[str, str] = {
-    "placement": "controllers.placement.operator",
-    "workset": "controllers.workset.operator",
-    "addon": "controllers.addon.operator",
+    "placement": "ocm_rollout.controllers.placement.operator",
+    "workset": "ocm_rollout.controllers.workset.operator",
+    "addon": "ocm_rollout.controllers.addon.operator",
 }
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from controllers.runtime.kube import JSON, Kube, NotFound, Resource
+from ocm_rollout.client.kube import JSON, Kube, NotFound, Resource
 
 log = logging.getLogger(__name__)
 

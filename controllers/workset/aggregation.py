@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     CONDITION_MANIFESTWORK_APPLIED,
     CONDITION_PLACEMENT_ROLLED_OUT,
     CONDITION_PLACEMENT_VERIFIED,
@@ -46,11 +46,11 @@ from api.constants import (
     WORK_CONDITION_DEGRADED,
     WORK_CONDITION_PROGRESSING,
 )
-from controllers.common.wire import JSON, format_time, is_deleting, labels_of
-from controllers.workset.plan import DeployPlan, RefPlan
+from ocm_rollout.controllers.common.wire import JSON, format_time, is_deleting, labels_of
+from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
-# The revision fields of status (OCM enhancement 229; controllers.workset.rollback decides them).
+# The revision fields of status (OCM enhancement 229; ocm_rollout.controllers.workset.rollback decides them).
 REVISION_FIELDS = ("currentRevision", "updateRevision", "collisionCount", "abortedTime")
 
 # Kinds of write failure (improvement 2) and the reason each gives ManifestworkApplied.

@@ -22,22 +22,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     CONDITION_PLACEMENT_ROLLED_OUT,
     EVENT_MAX_FAILURES_BREACHED,
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
-from controllers.common.rollout_text import (
+from ocm_rollout.controllers.common.rollout_text import (
     WARNING,
     RolloutEvent,
     cluster_list,
     legacy_type_warning,
     new_warnings,
 )
-from controllers.common.wire import JSON
-from controllers.workset.aggregation import DeployOutcome, failure_message, failure_reason, find_condition
-from controllers.workset.plan import DeployPlan
+from ocm_rollout.controllers.common.wire import JSON
+from ocm_rollout.controllers.workset.aggregation import (
+    DeployOutcome,
+    failure_message,
+    failure_reason,
+    find_condition,
+)
+from ocm_rollout.controllers.workset.plan import DeployPlan
 
 _names = cluster_list
 

@@ -3,7 +3,7 @@ records the spec's template (the update revision), what a pass must create or re
 and which old revisions go when the history outgrows ``spec.revisionHistoryLimit``.
 
 - The update revision is the newest owned revision whose template equals the spec's (the same
-  comparison as a work's spec against the template, ``controllers.workset.template``). When it is
+  comparison as a work's spec against the template, ``ocm_rollout.controllers.workset.template``). When it is
   not the newest revision, the template of an older revision came back (an undo): it is raised to
   the highest number plus one (``revisions.renumber_patch``).
 - Without one, a new revision is created, numbered the highest plus one, named by the template's
@@ -12,7 +12,7 @@ and which old revisions go when the history outgrows ``spec.revisionHistoryLimit
 - Pruning keeps the current and the update revisions and the newest ``revisionHistoryLimit`` of
   the others, deleting the rest oldest first.
 
-Naming, labels, hashes and bodies are ``controllers.workset.revisions``'. Pure: no I/O.
+Naming, labels, hashes and bodies are ``ocm_rollout.controllers.workset.revisions``'. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from controllers.common.wire import JSON, name_of
-from controllers.workset.revisions import (
+from ocm_rollout.controllers.common.wire import JSON, name_of
+from ocm_rollout.controllers.workset.revisions import (
     earlier_numbers,
     live_history,
     number_of,
@@ -33,7 +33,7 @@ from controllers.workset.revisions import (
     template_hash,
     template_of,
 )
-from controllers.workset.template import normal_spec
+from ocm_rollout.controllers.workset.template import normal_spec
 
 # Where the update revision comes from.
 CREATED: Final = "Created"  # a new template: a new revision

@@ -6,7 +6,7 @@ be looked at again when the planner's recheck time comes (8).
 
 Inputs come from caches: kopf informers for MWRS, Placements and PlacementDecisions, and light
 list-and-watch caches for the many ManifestWorks and for the template revisions (ControllerRevisions,
-``controllers.runtime.watchcache``); every change to them
+``ocm_rollout.client.watchcache``); every change to them
 re-queues the MWRS keys that depend on it (a work through its owner label, also when hashed). The controller's own writes
 are overlaid on the caches until the caches catch up ("read your writes"), so a pass never
 plans from a view older than what this controller already wrote, and a (cluster, placement)
@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import kopf
 from pydantic import ValidationError
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_MANIFESTWORK_REPLICASET,
     ANNOTATION_ROLLOUT_ABORT,
     CASCADE_DELETION_BACKGROUND,
@@ -51,24 +51,9 @@ from api.constants import (
     LABEL_PLACEMENT_NAME,
     REASON_NOT_AS_EXPECTED,
 )
-from api.meta import format_validation_error
-from api.work_v1alpha1 import ManifestWorkReplicaSet
-from controllers.common.wire import (
-    annotations_of,
-    fenced,
-    generation_of,
-    is_deleting,
-    labels_of,
-    meta,
-    name_of,
-    namespace_of,
-)
-from controllers.rollout import reservations
-from controllers.rollout.reservations import ReservationRecordError, Reservations
-from controllers.runtime import metrics
-from controllers.runtime.events import NORMAL, WARNING, EventRecorder, build_event
-from controllers.runtime.informer import Informer, InformerSet
-from controllers.runtime.kube import (
+from ocm_rollout.api.meta import format_validation_error
+from ocm_rollout.api.work_v1alpha1 import ManifestWorkReplicaSet
+from ocm_rollout.client.kube import (
     CONTROLLER_REVISIONS,
     EVENTS,
     JSON,
@@ -82,18 +67,33 @@ from controllers.runtime.kube import (
     KubeError,
     NotFound,
 )
-from controllers.runtime.queue import WorkQueue, run_workers
-from controllers.runtime.registry import ControllerContext
-from controllers.runtime.watchcache import WatchCache, newer
-from controllers.runtime.writer import ConcurrentWriter
-from controllers.workset import aggregation, events, history, progress, report, rollback, ttl
-from controllers.workset.aggregation import DeployOutcome, WriteFailure
-from controllers.workset.history import HistoryStep
-from controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
-from controllers.workset.revisions import owned_by, revision_name, template_of
-from controllers.workset.rollback import RollbackDecision
-from controllers.workset.template import normal_spec, spec_equals_template
-from controllers.workset.workbuild import Owner, belongs_to, owner_for
+from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.client.watchcache import WatchCache, newer
+from ocm_rollout.controllers.common.wire import (
+    annotations_of,
+    fenced,
+    generation_of,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
+from ocm_rollout.controllers.rollout import reservations
+from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
+from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, EventRecorder, build_event
+from ocm_rollout.controllers.runtime.informer import Informer, InformerSet
+from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.controllers.runtime.writer import ConcurrentWriter
+from ocm_rollout.controllers.workset import aggregation, events, history, progress, report, rollback, ttl
+from ocm_rollout.controllers.workset.aggregation import DeployOutcome, WriteFailure
+from ocm_rollout.controllers.workset.history import HistoryStep
+from ocm_rollout.controllers.workset.plan import DeployPlan, WorkDelete, WorkWrite, plan_deploy
+from ocm_rollout.controllers.workset.revisions import owned_by, revision_name, template_of
+from ocm_rollout.controllers.workset.rollback import RollbackDecision
+from ocm_rollout.controllers.workset.template import normal_spec, spec_equals_template
+from ocm_rollout.controllers.workset.workbuild import Owner, belongs_to, owner_for
 
 log = logging.getLogger(__name__)
 
@@ -658,7 +658,7 @@ class WorksetController:
         if plan.reservations.adds_to(record):
             # New clusters go in flight: plan them from the API itself, not only from the cache,
             # which may lag (e.g. right after a restart), then reserve them on the MWRS with its
-            # resourceVersion as read (controllers.rollout.reservations). A concurrent writer
+            # resourceVersion as read (ocm_rollout.controllers.rollout.reservations). A concurrent writer
             # makes one of us fail here with 409 and plan again from what the other reserved.
             confirmed = await self._confirm_owned_works(owner, works)
             if confirmed is not None:

@@ -2,7 +2,7 @@
 
 Given the MWRS, its Placements and PlacementDecisions, the works it owns (as stored) and
 ``now``, decide which works to create, patch and delete, per placementRef, by running the
-shared rollout planner (``controllers.rollout``) on the works' rollout statuses.
+shared rollout planner (``ocm_rollout.controllers.rollout``) on the works' rollout statuses.
 
 The works are keyed by (cluster, placement), never by cluster alone: a (cluster, placement)
 pair never gets a second work, and duplicates found in the store (left by an earlier
@@ -16,12 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     LABEL_PLACEMENT_NAME,
     ROLLOUT_TYPE_ALL,
 )
-from controllers.common.decisions import DecisionGroupError, decision_groups, placement_counts, scheduling_gap
-from controllers.common.wire import (
+from ocm_rollout.controllers.common.decisions import (
+    DecisionGroupError,
+    decision_groups,
+    placement_counts,
+    scheduling_gap,
+)
+from ocm_rollout.controllers.common.wire import (
     JSON,
     is_deleting,
     labels_of,
@@ -29,15 +34,15 @@ from controllers.common.wire import (
     name_of,
     namespace_of,
 )
-from controllers.rollout.model import (
+from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     RolloutInputError,
     RolloutPlan,
     RolloutStatus,
 )
-from controllers.rollout.planner import plan_rollout
-from controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
-from controllers.workset.status_mapping import (
+from ocm_rollout.controllers.rollout.planner import plan_rollout
+from ocm_rollout.controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
+from ocm_rollout.controllers.workset.status_mapping import (
     FAILED,
     SUCCEEDED,
     TIME_OUT,
@@ -45,8 +50,8 @@ from controllers.workset.status_mapping import (
     revision_start,
     rollout_status,
 )
-from controllers.workset.template import TemplateComparer
-from controllers.workset.workbuild import (
+from ocm_rollout.controllers.workset.template import TemplateComparer
+from ocm_rollout.controllers.workset.workbuild import (
     Owner,
     desired_metadata,
     desired_work,
@@ -74,7 +79,7 @@ class WorkWrite:
     @property
     def widens(self) -> bool:
         """Does this write put the cluster in flight (a new work, or a new spec)? Such writes are
-        reserved on the MWRS first (controllers.rollout.reservations)."""
+        reserved on the MWRS first (ocm_rollout.controllers.rollout.reservations)."""
         return self.existing is None or (self.patch is not None and "spec" in self.patch)
 
 
@@ -300,7 +305,7 @@ def _plan_ref(
             plan.decided.setdefault(cluster, (group.group_name, group.group_index))
     plan.unready = scheduling_gap(placement, decision_pages, len(plan.decided))
     # A reservation whose write is not observed yet is a cluster in flight (ToApply) for the
-    # planner: some instance may be writing it right now (controllers.rollout.reservations).
+    # planner: some instance may be writing it right now (ocm_rollout.controllers.rollout.reservations).
     pending = sorted(c for c in reserved if c not in plan.statuses)
     plan.reserved = frozenset(c for c in pending if c in plan.decided)
     existing = [

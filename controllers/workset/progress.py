@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_RETRY,
     CONDITION_PLACEMENT_ROLLED_OUT,
     CONDITION_PROGRESSING,
@@ -40,12 +40,18 @@ from api.constants import (
     REASON_ROLLOUT_DEGRADED,
     REASON_ROLLOUT_PAUSED,
 )
-from controllers.common.rollout_text import cluster_list
-from controllers.common.wire import JSON
-from controllers.workset.aggregation import find_condition, set_condition
-from controllers.workset.plan import DeployPlan
-from controllers.workset.revisions import revision_name
-from controllers.workset.rollback import REVERTING, Held, RollbackDecision, failure_details, updated_counts
+from ocm_rollout.controllers.common.rollout_text import cluster_list
+from ocm_rollout.controllers.common.wire import JSON
+from ocm_rollout.controllers.workset.aggregation import find_condition, set_condition
+from ocm_rollout.controllers.workset.plan import DeployPlan
+from ocm_rollout.controllers.workset.revisions import revision_name
+from ocm_rollout.controllers.workset.rollback import (
+    REVERTING,
+    Held,
+    RollbackDecision,
+    failure_details,
+    updated_counts,
+)
 
 
 def _aborted_head(decision: RollbackDecision, mwrs_name: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_RETRY,
     CONDITION_MANIFESTWORK_APPLIED,
     CONDITION_PLACEMENT_ROLLED_OUT,
@@ -29,13 +29,13 @@ from api.constants import (
     ROLLOUT_TYPE_ALL,
     WORK_CONDITION_APPLIED,
 )
-from controllers.common import rollout_text
-from controllers.common.wire import JSON, conditions_of, format_time, generation_of
-from controllers.rollout.strategy import effective_type
-from controllers.workset.plan import RefPlan, plan_deploy
-from controllers.workset.revisions import revision_name
-from controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.common import rollout_text
+from ocm_rollout.controllers.common.wire import JSON, conditions_of, format_time, generation_of
+from ocm_rollout.controllers.rollout.strategy import effective_type
+from ocm_rollout.controllers.workset.plan import RefPlan, plan_deploy
+from ocm_rollout.controllers.workset.revisions import revision_name
+from ocm_rollout.controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
+from ocm_rollout.controllers.workset.workbuild import owner_for
 
 SUCCEEDED_STATE = "succeeded"
 FAILED_STATE = "failed"

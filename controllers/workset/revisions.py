@@ -27,9 +27,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
-from api.work_v1alpha1 import API_VERSION as MWRS_API_VERSION
-from controllers.common.wire import JSON, annotations_of, is_deleting, labels_of, meta, name_of
+from ocm_rollout.api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.api.work_v1alpha1 import API_VERSION as MWRS_API_VERSION
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, is_deleting, labels_of, meta, name_of
 
 CONTROLLER_REVISION_API_VERSION = "apps/v1"
 # On a revision brought back by an undo: the numbers it had before, comma-separated, oldest first.

@@ -34,20 +34,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_RETRY,
     FAILURE_STRATEGY_ABORT_ALL,
     ROLLOUT_TYPE_ALL,
 )
-from controllers.common.rollout_text import cluster_list
-from controllers.common.wire import JSON, annotations_of, format_time, parse_time
-from controllers.rollout.reservations import Reservations
-from controllers.workset.aggregation import REVISION_FIELDS
-from controllers.workset.history import UpdateRevision
-from controllers.workset.plan import DeployPlan, RefPlan
-from controllers.workset.revisions import revision_name
-from controllers.workset.status_mapping import SUCCEEDED
+from ocm_rollout.controllers.common.rollout_text import cluster_list
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, parse_time
+from ocm_rollout.controllers.rollout.reservations import Reservations
+from ocm_rollout.controllers.workset.aggregation import REVISION_FIELDS
+from ocm_rollout.controllers.workset.history import UpdateRevision
+from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
+from ocm_rollout.controllers.workset.revisions import revision_name
+from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED
 
 # What a pass does with the works.
 ROLLING: Final = "Rolling"  # roll the update revision out under the strategies

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_TEMPLATE_APPLIED_TIME,
     CONDITION_FALSE,
     CONDITION_TRUE,
@@ -35,7 +35,7 @@ from api.constants import (
     WORK_CONDITION_DEGRADED,
     WORK_CONDITION_PROGRESSING,
 )
-from controllers.common.wire import Cond, annotations_of, conditions_of, generation_of, parse_time
+from ocm_rollout.controllers.common.wire import Cond, annotations_of, conditions_of, generation_of, parse_time
 
 TO_APPLY: Final = ROLLOUT_STATUS_TO_APPLY
 PROGRESSING: Final = ROLLOUT_STATUS_PROGRESSING

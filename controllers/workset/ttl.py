@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET, WORK_CONDITION_COMPLETE
-from controllers.common.wire import conditions_of, is_deleting, labels_of
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, WORK_CONDITION_COMPLETE
+from ocm_rollout.controllers.common.wire import conditions_of, is_deleting, labels_of
 
 KEEP = "keep"
 DELETE = "delete"

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_MANIFESTWORK_REPLICASET,
     ANNOTATION_TEMPLATE_APPLIED_TIME,
     LABEL_CONTROLLER_HASH,
     LABEL_MANIFESTWORK_REPLICASET,
     LABEL_PLACEMENT_NAME,
 )
-from controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
-from controllers.workset.template import spec_equals_template
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
+from ocm_rollout.controllers.workset.template import spec_equals_template
 
 LABEL_VALUE_MAX = 63
 _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -8,5 +8,5 @@
 - ``feedback``, ``rules``, ``resources``: status feedback, condition rules, simulated objects;
 - ``conditions``: metav1.Condition helpers with set-condition semantics.
 
-The I/O shell that drives them against an API server is ``sandbox.simulation``.
+The I/O shell that drives them against an API server is ``ocm_rollout.sandbox.simulation``.
 """

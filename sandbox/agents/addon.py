@@ -45,13 +45,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from api.addon_hashing import config_key as config_hash_key
-from api.addon_hashing import config_references, config_spec_hash_annotation
-from api.addon_hashing import config_spec_hash_map as config_hash_map
-from api.addon_v1alpha1 import is_lifecycle_managed
-from sandbox.agents import names
-from sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
-from sandbox.agents.conditions import (
+from ocm_rollout.api.addon_hashing import config_key as config_hash_key
+from ocm_rollout.api.addon_hashing import config_references, config_spec_hash_annotation
+from ocm_rollout.api.addon_hashing import config_spec_hash_map as config_hash_map
+from ocm_rollout.api.addon_v1alpha1 import is_lifecycle_managed
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
+from ocm_rollout.sandbox.agents.conditions import (
     FALSE,
     TRUE,
     UNKNOWN,
@@ -61,7 +61,7 @@ from sandbox.agents.conditions import (
     remove_condition,
     set_condition,
 )
-from sandbox.agents.work import generation_of
+from ocm_rollout.sandbox.agents.work import generation_of
 
 GroupResource = tuple[str, str]
 """(group, resource) of a config type; group "" for core."""

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.agents import names
+from ocm_rollout.sandbox.agents import names
 
 # Pod-template annotation holding the desired config hashes the agent runs with.
 AGENT_CONFIG_HASH_ANNOTATION = "addon.ocm-rollout.io/config-spec-hash"

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.addon import config_references
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.addon import config_references
 
 Key = tuple[str, str]
 """(namespace, name)."""

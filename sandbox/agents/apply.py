@@ -11,7 +11,7 @@ For each manifest, in the order and with the words a real cluster and OCM's work
    collection: ``the server does not allow this method on the requested resource``) that exists
    on the cluster (``namespaces "foo" not found``; a Namespace created by the same work counts);
 5. kube-apiserver validates the name for the kind (``objectnames``) and a
-   CustomResourceDefinition as a whole (``sandbox.crd.validate_crd``): 422 Invalid messages.
+   CustomResourceDefinition as a whole (``ocm_rollout.sandbox.crd.validate_crd``): 422 Invalid messages.
 
 A work's Namespaces and CustomResourceDefinitions are applied first (OCM's agent orders them so),
 so its other manifests may rely on them whatever the order in the spec. What applied becomes a
@@ -26,12 +26,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from sandbox import crd as crd_validation
-from sandbox import errors as api_errors
-from sandbox.agents.cluster import ClusterObject, ClusterView
-from sandbox.agents.kinds import CRD_GROUP, CRD_KIND, crd_resources, is_crd
-from sandbox.agents.objectnames import client_refusal, go_quote, invalid_name, name_errors
-from sandbox.agents.resources import ManifestIdentity, identify
+from ocm_rollout.sandbox import crd as crd_validation
+from ocm_rollout.sandbox import errors as api_errors
+from ocm_rollout.sandbox.agents.cluster import ClusterObject, ClusterView
+from ocm_rollout.sandbox.agents.kinds import CRD_GROUP, CRD_KIND, crd_resources, is_crd
+from ocm_rollout.sandbox.agents.objectnames import client_refusal, go_quote, invalid_name, name_errors
+from ocm_rollout.sandbox.agents.resources import ManifestIdentity, identify
 
 METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
 

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.conditions import find_condition
-from sandbox.agents.kinds import BUILTIN_RESOURCES, ApiResource, Discovery, crd_resources, is_crd
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.conditions import find_condition
+from ocm_rollout.sandbox.agents.kinds import BUILTIN_RESOURCES, ApiResource, Discovery, crd_resources, is_crd
 
 # The namespaces of a managed cluster before any work lands: Kubernetes' own and the
 # klusterlet's (its agent namespace, and the one it makes for add-on agents).

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from api import constants
+from ocm_rollout.api import constants
 
 Condition = dict[str, Any]
 

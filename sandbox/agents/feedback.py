@@ -19,7 +19,7 @@ from jsonpath_ng import JSONPath
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.ext import parse as _parse_jsonpath
 
-from sandbox.agents import names
+from ocm_rollout.sandbox.agents import names
 
 MAX_JSON_RAW_LENGTH = 1024
 

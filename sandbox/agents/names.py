@@ -1,7 +1,7 @@
 """OCM names the simulated agents write: finalizers, condition types, reasons, label and taint keys.
 
 They are the values OCM's own agents use, so hub controllers and tools cannot tell a simulated
-cluster from a real one. Every value is defined once, in ``api.constants``; this module gives
+cluster from a real one. Every value is defined once, in ``ocm_rollout.api.constants``; this module gives
 them the short names the agents use.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from api import constants
+from ocm_rollout.api import constants
 
 # --- work agent -----------------------------------------------------------------------------------
 MANIFEST_WORK_FINALIZER: Final = constants.FINALIZER_MANIFESTWORK_AGENT_CLEANUP
@@ -118,7 +118,7 @@ ADDON_MANIFEST_APPLIED: Final = constants.ADDON_CONDITION_MANIFEST_APPLIED
 ADDON_CONFIGURED: Final = constants.ADDON_CONDITION_CONFIGURED
 
 # Reasons the addon framework writes (OCM api addon/v1alpha1 types_managedclusteraddon.go); not
-# used by any hub controller here, so they live with the simulation rather than in api.constants.
+# used by any hub controller here, so they live with the simulation rather than in ocm_rollout.api.constants.
 # ManifestApplied:
 REASON_ADDON_MANIFEST_APPLIED: Final = "AddonManifestApplied"
 REASON_ADDON_MANIFEST_APPLIED_FAILED: Final = "AddonManifestAppliedFailed"

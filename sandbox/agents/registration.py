@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.conditions import (
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.conditions import (
     FALSE,
     TRUE,
     UNKNOWN,
@@ -38,7 +38,7 @@ from sandbox.agents.conditions import (
     parse_time,
     set_condition,
 )
-from sandbox.agents.selectors import selector_matches
+from ocm_rollout.sandbox.agents.selectors import selector_matches
 
 CLUSTER_API_VERSION = f"{names.CLUSTER_GROUP}/v1"
 CLUSTER_SET_API_VERSION = f"{names.CLUSTER_GROUP}/v1beta2"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sandbox.agents.feedback import split_api_version
-from sandbox.agents.kinds import BUILTIN, Discovery, unknown_kind_error
+from ocm_rollout.sandbox.agents.feedback import split_api_version
+from ocm_rollout.sandbox.agents.kinds import BUILTIN, Discovery, unknown_kind_error
 
 # Nodes of every simulated cluster (what a DaemonSet is scheduled on).
 SIMULATED_NODES = 3

@@ -17,9 +17,9 @@ from typing import Any
 import celpy
 from celpy import celtypes
 
-from sandbox.agents import names
-from sandbox.agents.conditions import FALSE, TRUE, UNKNOWN, Condition, make_condition
-from sandbox.agents.feedback import split_api_version
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.conditions import FALSE, TRUE, UNKNOWN, Condition, make_condition
+from ocm_rollout.sandbox.agents.feedback import split_api_version
 
 
 @dataclass(frozen=True)

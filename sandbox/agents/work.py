@@ -36,10 +36,10 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.apply import ManifestResult, apply_manifests
-from sandbox.agents.cluster import EMPTY_VIEW, ClusterObject, ClusterView
-from sandbox.agents.conditions import (
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.apply import ManifestResult, apply_manifests
+from ocm_rollout.sandbox.agents.cluster import EMPTY_VIEW, ClusterObject, ClusterView
+from ocm_rollout.sandbox.agents.conditions import (
     FALSE,
     TRUE,
     UNKNOWN,
@@ -51,9 +51,9 @@ from sandbox.agents.conditions import (
     remove_condition,
     set_condition,
 )
-from sandbox.agents.feedback import feedback_values
-from sandbox.agents.resources import Health, ManifestIdentity, simulate_object
-from sandbox.agents.rules import evaluate_rules, is_rule_generated
+from ocm_rollout.sandbox.agents.feedback import feedback_values
+from ocm_rollout.sandbox.agents.resources import Health, ManifestIdentity, simulate_object
+from ocm_rollout.sandbox.agents.rules import evaluate_rules, is_rule_generated
 
 
 class Mode(StrEnum):

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from api import crdgen
-from sandbox.server import HubThread, run_in_thread
+from ocm_rollout.api import crdgen
+from ocm_rollout.sandbox.server import HubThread, run_in_thread
 from tests.e2e.helpers import KUBECTL, REPO, eventually
 
 pytestmark = pytest.mark.e2e

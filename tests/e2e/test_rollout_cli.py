@@ -19,17 +19,15 @@ from typing import Any
 import pytest
 import yaml
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
 )
-from controllers import cli
-from controllers.addon import abort as addon_abort
-from controllers.addon.configs import Config, DesiredConfigs
-from controllers.runtime.kube import (
+from ocm_rollout.cli import main as cli
+from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     CONTROLLER_REVISIONS,
     JSON,
@@ -37,9 +35,11 @@ from controllers.runtime.kube import (
     NAMESPACES,
     Kube,
 )
-from controllers.runtime.operator import load_client
-from controllers.workset.revisions import revision_body, template_hash
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.addon import abort as addon_abort
+from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
+from ocm_rollout.controllers.workset.revisions import revision_body, template_hash
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.e2e.helpers import OCM_ROLLOUT, Up
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from controllers.cli import main
+from ocm_rollout.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -23,7 +23,7 @@ GROUP_NAME = "cluster.open-cluster-management.io/decision-group-name"
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "controllers", "schedule", *args],
+        [sys.executable, "-m", "ocm_rollout.cli", "schedule", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -20,7 +20,7 @@ NOW = "2026-03-01T12:00:00Z"
 
 def schedule(*args: str, stdin: str | None = None) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "controllers", "schedule", "--now", NOW, "-o", "json", *args],
+        [sys.executable, "-m", "ocm_rollout.cli", "schedule", "--now", NOW, "-o", "json", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -51,7 +51,7 @@ def test_agents_and_each_controller_run_in_their_own_process_and_stop_with_up(
     eventually(lambda: len(available_clusters(api)) == 2, message="2 available")
     procs = children(up.process.pid)
     commands = sorted(procs.values())
-    assert any("-m sandbox.sim_main" in c and "--clusters 2" in c for c in commands), commands
+    assert any("-m ocm_rollout.sandbox.sim_main" in c and "--clusters 2" in c for c in commands), commands
     for name in ("placement", "workset", "addon"):
         assert any(f"run --controllers {name} " in c and "--no-leader-elect" in c for c in commands), commands
     assert up.interrupt() == 0, up.output()

@@ -1,6 +1,6 @@
 """Shared fixtures: a running local hub and clients configured for it.
 
-- `hub`: one hub for the whole session (the project's CRDs from `api.crdgen`), running in a
+- `hub`: one hub for the whole session (the project's CRDs from `ocm_rollout.api.crdgen`), running in a
   background thread; `hub.url`, `hub.token`, `hub.kubeconfig` (a written kubeconfig path),
   `hub.hub` (the `LocalHub`), `hub.call(fn)` (run `fn` on the hub's loop).
 - `kubeconfig`: path of that hub's kubeconfig (for kopf, kubectl, controllers).
@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from sandbox.server import HubThread, run_in_thread
+from ocm_rollout.sandbox.server import HubThread, run_in_thread
 from tests.integration.helpers import Hub, RunProcess, SimThread, user_tokens, wait_until, with_users
 
 __all__ = ["WIDGET_GROUP", "api", "gadget_crd", "http", "wait_until", "widget_crd"]

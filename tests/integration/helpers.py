@@ -13,7 +13,7 @@
 - `decide(api, namespace, placement, clusters)`, `decide_groups(api, namespace, placement, groups)`:
   a Placement's status and its decision pages, written by hand (as OCM's own
   ManifestWorkReplicaSet tests do) for tests without a scheduler.
-- `SimThread`: the simulated managed clusters (``sandbox.simulation``) in a thread.
+- `SimThread`: the simulated managed clusters (``ocm_rollout.sandbox.simulation``) in a thread.
 - `Hub`, `local_hub`, `with_users`: a local hub that records requests, with one bearer token
   per process so that its request log tells the processes apart.
 - `RunProcess`, `start_run`, `start_controller`: `ocm-rollout run` as a separate process with
@@ -51,8 +51,8 @@ import kubernetes
 import pytest
 import yaml
 
-from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
     JSON,
     NAMESPACES,
     PLACEMENT_DECISIONS,
@@ -62,9 +62,10 @@ from controllers.runtime.kube import (
     Resource,
     load_api_client,
 )
-from controllers.runtime.operator import load_client, run_operator
-from sandbox.sim_profile import parse_profile
-from sandbox.simulation import SimEvent, Simulation
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.runtime.operator import run_operator
+from ocm_rollout.sandbox.sim_profile import parse_profile
+from ocm_rollout.sandbox.simulation import SimEvent, Simulation
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "ocm-rollout"
@@ -407,7 +408,7 @@ FAST = {"applyDelay": "100ms", "progressDuration": "1200ms"}
 
 
 class SimThread:
-    """A ``sandbox.simulation.Simulation`` (clusters cluster1..N with their agents) against a hub,
+    """A ``ocm_rollout.sandbox.simulation.Simulation`` (clusters cluster1..N with their agents) against a hub,
     on its own event loop in a thread; ``events`` are the simulation's, ``stop()`` ends it and
     waits for a clean shutdown (raising what the simulation raised)."""
 
@@ -475,7 +476,7 @@ class ControllerEnv:
     in a thread (``operator``, not started) and, once ``simulate`` is called, simulated clusters."""
 
     def __init__(self, tmp: Path, controller: str, hub: Any = None) -> None:
-        from sandbox.server import run_in_thread
+        from ocm_rollout.sandbox.server import run_in_thread
 
         self.own_hub = hub is None
         if hub is None:
@@ -577,7 +578,7 @@ def with_users(handle: Any, directory: Path, tokens: dict[str, str]) -> Hub:
 @contextmanager
 def local_hub(directory: Path) -> Iterator[Hub]:
     """A local hub of its own (for module-scoped scenarios), recording every request."""
-    from sandbox.server import run_in_thread
+    from ocm_rollout.sandbox.server import run_in_thread
 
     tokens = user_tokens()
     handle = run_in_thread(kubeconfig=directory / "admin.kubeconfig", record_requests=True, tokens=tokens)
@@ -661,7 +662,7 @@ def start_run(
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
     command = [
-        sys.executable, "-m", "controllers", "run",
+        sys.executable, "-m", "ocm_rollout.cli", "run",
         "--kubeconfig", str(kubeconfig),
         "--health-bind-address", "127.0.0.1:0",
         "--metrics-bind-address", "127.0.0.1:0",
@@ -701,7 +702,13 @@ def chart_rbac_report(records: list[Any], controller: str) -> Any:
     (its ClusterRole and the Roles); discovery and other non-resource URLs need no rule."""
     import helm_python as helm
 
-    from controllers.runtime.rbac import Request, check, exempt_triples, load_catalog, rules_from_objects
+    from ocm_rollout.controllers.runtime.rbac import (
+        Request,
+        check,
+        exempt_triples,
+        load_catalog,
+        rules_from_objects,
+    )
     from tests.unit.helpers import template_objects
 
     with helm.Chart.load(CHART) as chart:
@@ -786,7 +793,7 @@ class ControllerProcess:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
         child = subprocess.Popen(
-            [sys.executable, "-m", "controllers", "run", "--controllers", self.controller, "--kubeconfig",
+            [sys.executable, "-m", "ocm_rollout.cli", "run", "--controllers", self.controller, "--kubeconfig",
              self.kubeconfig, "--no-leader-elect", "--health-bind-address", f"127.0.0.1:{port}",
              "--metrics-bind-address", "0", "--log-level", "error"],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """failureStrategy AbortAll, retry and pause of add-on configuration rollouts, on a private local hub
-with simulated add-on frameworks and work agents (sandbox.simulation) and the real addon operator.
+with simulated add-on frameworks and work agents (ocm_rollout.sandbox.simulation) and the real addon operator.
 
 The profile plays examples/profiles/addon-bad-config.yaml on a few clusters: from generation 2 on
 their add-on deploy works fail to apply (ApplyFailed), so the ManagedClusterAddOns that get a new
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORTED,
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
@@ -22,9 +22,9 @@ from api.constants import (
     REASON_ROLLOUT_ABORTED,
     REASON_ROLLOUT_PAUSED,
 )
-from controllers.addon import abort
-from controllers.cli import main
-from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
+from ocm_rollout.cli.main import main
+from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
+from ocm_rollout.controllers.addon import abort
 from tests.integration.helpers import Check, WatchMonitor, decide_groups, holds_for, wait_for
 from tests.integration.test_addon_env import AddonEnv, adc_ref
 

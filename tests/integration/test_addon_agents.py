@@ -1,5 +1,5 @@
 """Add-on configuration rollouts driven by the simulated add-on frameworks and work agents
-(sandbox.simulation), with a watch-driven monitor that checks the rollout's bounds at every single
+(ocm_rollout.sandbox.simulation), with a watch-driven monitor that checks the rollout's bounds at every single
 ManagedClusterAddOn change, and restart safety (the controller killed mid-rollout)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
-from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
+from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_RESERVATIONS
+from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
 from tests.integration.helpers import (
     STRESS_RUNS,
     Check,

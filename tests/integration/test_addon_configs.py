@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_PROGRESSING,
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     ANNOTATION_ADDON_LIFECYCLE,
 )
-from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
+from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, MANAGED_CLUSTER_ADDONS
 from tests.integration.helpers import condition, wait_for
 from tests.integration.test_addon_env import AddonEnv, adc_ref, default_adc, env
 

@@ -18,15 +18,14 @@ from typing import Any
 
 import pytest
 
-from api.addon_hashing import config_spec_hash_annotation, spec_hash
-from api.constants import (
+from ocm_rollout.api.addon_hashing import config_spec_hash_annotation, spec_hash
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_MANIFEST_APPLIED,
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     LABEL_ADDON_NAME,
 )
-from controllers.common.wire import format_time
-from controllers.runtime.kube import (
+from ocm_rollout.client.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
     EVENTS,
@@ -36,6 +35,7 @@ from controllers.runtime.kube import (
     MANIFEST_WORKS,
     PLACEMENTS,
 )
+from ocm_rollout.controllers.common.wire import format_time
 from tests.integration.helpers import ControllerEnv, decide_groups, operating, utc_now, wait_until
 
 ANNOTATION_CONFIG_SPEC_HASH = "open-cluster-management.io/config-spec-hash"

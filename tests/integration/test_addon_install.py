@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_CONFIGURED,
     ADDON_CONDITION_PROGRESSING,
     ANNOTATION_ADDON_LIFECYCLE,
     ANNOTATION_HOSTING_CLUSTER_NAME,
 )
-from controllers.runtime.kube import MANAGED_CLUSTER_ADDONS, MANAGED_CLUSTERS, PLACEMENTS
+from ocm_rollout.client.kube import MANAGED_CLUSTER_ADDONS, MANAGED_CLUSTERS, PLACEMENTS
 from tests.integration.helpers import condition, decide_groups, holds_for, wait_for
 from tests.integration.test_addon_env import AddonEnv, env
 

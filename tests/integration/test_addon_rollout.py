@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from api.constants import ADDON_CONDITION_CONFIGURED, ADDON_CONDITION_PROGRESSING
-from controllers.common.wire import parse_time
-from controllers.runtime.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
+from ocm_rollout.api.constants import ADDON_CONDITION_CONFIGURED, ADDON_CONDITION_PROGRESSING
+from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, JSON, PLACEMENTS
+from ocm_rollout.controllers.common.wire import parse_time
 from tests.integration.helpers import condition, holds_for, wait_for
 from tests.integration.test_addon_env import AddonEnv, adc_ref, env
 

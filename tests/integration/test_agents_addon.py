@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from controllers.runtime.kube import (
+from ocm_rollout.client.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
@@ -22,7 +22,7 @@ from controllers.runtime.kube import (
     NAMESPACES,
     Resource,
 )
-from sandbox.agents.registration import fleet_member
+from ocm_rollout.sandbox.agents.registration import fleet_member
 from tests.integration.helpers import Api, wait_until
 from tests.integration.test_agents_env import Recorder, conditions
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import kubernetes
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.helpers import SimThread, wait_until
 from tests.integration.test_agents_env import conditions
 

@@ -1,4 +1,4 @@
-"""`python -m sandbox.server`, dry runs and metadata-only answers."""
+"""`python -m ocm_rollout.sandbox.server`, dry runs and metadata-only answers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 from kubernetes import config
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api, http, widget_crd
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def test_server_command_serves_the_given_crds_and_stops_cleanly(tmp_path: Path) 
     (crd_dir / "widgets.yaml").write_text(yaml.safe_dump(widget_crd()))
     kubeconfig = tmp_path / "kubeconfig"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig), "--crds", str(crd_dir)],
+        [sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig), "--crds", str(crd_dir)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -46,7 +46,7 @@ def test_server_command_serves_the_given_crds_and_stops_cleanly(tmp_path: Path) 
 
 def test_server_command_reports_a_missing_crd_path(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "sandbox.server", "--kubeconfig", str(tmp_path / "k"), "--crds", str(tmp_path / "nope")],
+        [sys.executable, "-m", "ocm_rollout.sandbox.server", "--kubeconfig", str(tmp_path / "k"), "--crds", str(tmp_path / "nope")],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import api, http, widget_crd
 
 

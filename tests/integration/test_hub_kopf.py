@@ -11,7 +11,7 @@ import pytest
 from kopf.testing import KopfRunner
 from kubernetes import client
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api
 
 G, V = WIDGET_GROUP, "v1"

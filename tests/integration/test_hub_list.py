@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api, http
 
 G, V = WIDGET_GROUP, "v1"

@@ -9,7 +9,7 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api
 
 G, V = WIDGET_GROUP, "v1"

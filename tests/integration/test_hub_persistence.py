@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import api, http, widget_crd
 
 G, V = "test.ocm-rollout.io", "v1"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import http
 from tests.unit import client_go_bodies
 from tests.unit.pb_bytes import (

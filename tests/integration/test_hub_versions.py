@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api, http, widget_crd
 
 G = WIDGET_GROUP

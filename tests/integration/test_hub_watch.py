@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from sandbox.server import HubThread
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.conftest import WIDGET_GROUP, api, http, widget_crd
 
 G, V = WIDGET_GROUP, "v1"

@@ -17,9 +17,9 @@ from typing import Any
 import kopf
 import pytest
 
-from controllers.runtime.kube import LEASES, Resource
-from controllers.runtime.queue import WorkQueue, run_workers
-from controllers.runtime.registry import ControllerContext
+from ocm_rollout.client.kube import LEASES, Resource
+from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.controllers.runtime.registry import ControllerContext
 from tests.integration.helpers import STARTUP_TIMEOUT, Hub, RunProcess, start_run, wait_until
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from controllers.runtime.kube import (
+from ocm_rollout.client.kube import (
     MANAGED_CLUSTER_SET_BINDINGS,
     MANAGED_CLUSTER_SETS,
     MANAGED_CLUSTERS,

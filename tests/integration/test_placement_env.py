@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from api.constants import LABEL_PLACEMENT
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
     ADDON_PLACEMENT_SCORES,
     EVENTS,
     JSON,

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME, LABEL_PLACEMENT
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_DECISION_GROUP_NAME, LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
     JSON,
     MANAGED_CLUSTER_SETS,
     MANAGED_CLUSTERS,

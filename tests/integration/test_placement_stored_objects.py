@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from controllers.runtime.kube import PLACEMENTS, Invalid, Resource
-from sandbox.server import HubThread
+from ocm_rollout.client.kube import PLACEMENTS, Invalid, Resource
+from ocm_rollout.sandbox.server import HubThread
 from tests.integration.test_placement_env import Api, PlacementOperator
 
 WaitFor = Callable[..., Any]

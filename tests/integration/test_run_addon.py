@@ -15,8 +15,12 @@ from typing import Any
 
 import pytest
 
-from api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP, ANNOTATION_HOSTING_CLUSTER_NAME
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import (
+    ADDON_DEPLOYMENT_CONFIG_RESOURCE,
+    ADDON_GROUP,
+    ANNOTATION_HOSTING_CLUSTER_NAME,
+)
+from ocm_rollout.client.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
     MANAGED_CLUSTER_ADDONS,

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_PLACEMENT
-from controllers.runtime import registry
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
     MANAGED_CLUSTER_SET_BINDINGS,
     MANAGED_CLUSTER_SETS,
     MANAGED_CLUSTERS,
@@ -28,6 +27,7 @@ from controllers.runtime.kube import (
     PLACEMENT_DECISIONS,
     PLACEMENTS,
 )
+from ocm_rollout.controllers.runtime import registry
 from tests.integration.helpers import (
     Api,
     Hub,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from controllers.runtime.kube import (
+from ocm_rollout.client.kube import (
     CONTROLLER_REVISIONS,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,

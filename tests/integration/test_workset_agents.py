@@ -1,4 +1,4 @@
-"""Rollouts driven by the simulated work agents (sandbox.simulation), with a watch-driven monitor
+"""Rollouts driven by the simulated work agents (ocm_rollout.sandbox.simulation), with a watch-driven monitor
 that checks the rollout's bounds at every single ManifestWork change, and restart safety."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
-from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
+from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
 from tests.integration.helpers import (
     STRESS_RUNS,
     Check,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT_NAME
-from controllers.runtime.kube import JSON, MANIFEST_WORKS
-from controllers.workset.operator import WorksetController
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT_NAME
+from ocm_rollout.client.kube import JSON, MANIFEST_WORKS
+from ocm_rollout.controllers.workset.operator import WorksetController
 from tests.integration.helpers import holds_for, wait_for
 from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET
-from controllers.common.wire import format_time
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.client.kube import (
     EVENTS,
     JSON,
     MANIFEST_WORK_REPLICA_SETS,
     MANIFEST_WORKS,
     PLACEMENTS,
 )
+from ocm_rollout.controllers.common.wire import format_time
 from tests.integration import helpers
 from tests.integration.helpers import ControllerEnv, decide_groups, operating, utc_now
 

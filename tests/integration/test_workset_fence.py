@@ -1,5 +1,5 @@
 """Two ManifestWorkReplicaSet controllers that overlap never put more clusters in flight than the
-strategy allows (the rollout fence, controllers.rollout.reservations).
+strategy allows (the rollout fence, ocm_rollout.controllers.rollout.reservations).
 
 Deterministic: a barrier holds one instance at a chosen point of its pass while the other runs a
 whole pass, then lets it go. No agent runs, so every work stays in flight (ToApply) and the bound
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from controllers.runtime.kube import JSON
+from ocm_rollout.client.kube import JSON
 from tests.integration.helpers import ControllerThread, wait_for
 from tests.integration.test_workset_agents import in_flight_at_most, one_work_per_cluster, start_monitor
 from tests.integration.test_workset_env import Env, condition

@@ -16,13 +16,13 @@ from typing import Any
 import kubernetes
 import pytest
 
-from controllers.runtime.kube import (
+from ocm_rollout.client.kube import (
     JSON,
     MANAGED_CLUSTER_SET_BINDINGS,
     MANIFEST_WORK_REPLICA_SETS,
     PLACEMENTS,
 )
-from controllers.runtime.operator import load_client
+from ocm_rollout.client.kubeconfig import load_client
 from tests.integration.helpers import OperatorThread, wait_for
 from tests.integration.test_workset_agents import done
 from tests.integration.test_workset_env import Env, condition

@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_RETRY,
     LABEL_CONTROLLER_HASH,
     LABEL_MANIFESTWORK_REPLICASET,
 )
-from controllers.runtime.kube import CONTROLLER_REVISIONS, JSON, MANIFEST_WORK_REPLICA_SETS
-from controllers.workset.revisions import ANNOTATION_REVISION_HISTORY
+from ocm_rollout.client.kube import CONTROLLER_REVISIONS, JSON, MANIFEST_WORK_REPLICA_SETS
+from ocm_rollout.controllers.workset.revisions import ANNOTATION_REVISION_HISTORY
 from tests.integration.helpers import (
     STRESS_RUNS,
     Check,

@@ -14,15 +14,15 @@ from typing import Any
 import kubernetes
 import pytest
 
-from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
-from api.constants import ANNOTATION_ROLLOUT_RESERVATIONS as RESERVATIONS
-from api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
-from api.constants import LABEL_CONTROLLER_HASH as HASH_LABEL
-from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
-from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.common.wire import parse_time
-from controllers.runtime.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
-from controllers.runtime.operator import load_client
+from ocm_rollout.api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
+from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_RESERVATIONS as RESERVATIONS
+from ocm_rollout.api.constants import FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP as MWRS_FINALIZER
+from ocm_rollout.api.constants import LABEL_CONTROLLER_HASH as HASH_LABEL
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
+from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.common.wire import parse_time
 from tests.integration.helpers import holds_for, utc_now, wait_for
 from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition, env, summary
 
@@ -399,7 +399,7 @@ def test_long_owner_names_get_hashed_labels(env: Env) -> None:
     clusters = env.clusters(2)
     env.placement(ns, "test-placement", [clusters])
     env.mwrs(ns, name, [{"name": "test-placement"}])
-    from controllers.workset.workbuild import owner_for
+    from ocm_rollout.controllers.workset.workbuild import owner_for
 
     owner = owner_for(ns, name)
     assert owner.hashed

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     ANNOTATION_ROLLOUT_ABORTED,
@@ -17,12 +17,12 @@ from api.constants import (
     LABEL_DECISION_GROUP_NAME,
     LABEL_PLACEMENT,
 )
-from controllers.addon.abort import render as render_aborts
-from controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout, set_condition
-from controllers.addon.configs import HashOf, cma_status_references
-from controllers.addon.inputs import PlacementInput
-from controllers.common.wire import format_time
-from controllers.rollout.reservations import EMPTY, Reservations
+from ocm_rollout.controllers.addon.abort import render as render_aborts
+from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout, set_condition
+from ocm_rollout.controllers.addon.configs import HashOf, cma_status_references
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.wire import format_time
+from ocm_rollout.controllers.rollout.reservations import EMPTY, Reservations
 
 JSON = dict[str, Any]
 ADC = (ADDON_GROUP, ADDON_DEPLOYMENT_CONFIG_RESOURCE)

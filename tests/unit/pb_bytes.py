@@ -1,4 +1,4 @@
-"""A minimal protobuf writer and reader for tests, independent of sandbox.protobuf*.
+"""A minimal protobuf writer and reader for tests, independent of ocm_rollout.sandbox.protobuf*.
 
 It builds the bytes client-go sends (field by field, by hand, from the numbers in
 k8s.io/api's generated.proto) and takes apart the bytes the hub answers, so the tests do not

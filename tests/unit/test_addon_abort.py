@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_ABORTED,
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
 )
-from controllers.addon import abort
-from controllers.addon.configs import Config, DesiredConfigs
-from controllers.addon.events import rollout_events
-from controllers.addon.report import build_addon_report, render_addon_report
+from ocm_rollout.controllers.addon import abort
+from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
+from ocm_rollout.controllers.addon.events import rollout_events
+from ocm_rollout.controllers.addon.report import build_addon_report, render_addon_report
 from tests.unit.addon_fixtures import (
     ADC,
     NS,

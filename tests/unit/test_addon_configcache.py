@@ -8,9 +8,9 @@ from typing import Any
 
 from kubernetes.client import ApiClient, Configuration
 
-from api.addon_hashing import spec_hash
-from controllers.addon.configcache import ConfigCaches
-from controllers.runtime.kube import Kube
+from ocm_rollout.api.addon_hashing import spec_hash
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.addon.configcache import ConfigCaches
 
 GR = ("addon.open-cluster-management.io", "addondeploymentconfigs")
 

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controllers.addon.benchcore import bench_core
-from controllers.addon.configrollout import (
+from ocm_rollout.controllers.addon.benchcore import bench_core
+from ocm_rollout.controllers.addon.configrollout import (
     FAILED,
     PROGRESSING,
     SUCCEEDED,
@@ -19,10 +19,10 @@ from controllers.addon.configrollout import (
     plan_config_rollout,
     set_condition,
 )
-from controllers.addon.configs import Config, DesiredConfigs, cma_status_references
-from controllers.addon.inputs import PlacementInput
-from controllers.rollout.reservations import EMPTY, Reservations
-from controllers.rollout.timefmt import to_ns
+from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs, cma_status_references
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.rollout.reservations import EMPTY, Reservations
+from ocm_rollout.controllers.rollout.timefmt import to_ns
 from tests.unit.addon_fixtures import (
     ADC,
     NS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.addon.events import rollout_events, spelling_events
+from ocm_rollout.controllers.addon.events import rollout_events, spelling_events
 from tests.unit.addon_fixtures import (
     NS,
     H,

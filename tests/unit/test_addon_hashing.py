@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.addon_hashing import (
+from ocm_rollout.api.addon_hashing import (
     config_key,
     config_spec_hash_annotation,
     config_spec_hash_map,

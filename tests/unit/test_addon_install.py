@@ -7,15 +7,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ANNOTATION_ADDON_LIFECYCLE,
     ANNOTATION_HOSTING_CLUSTER_NAME,
     ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE,
     LABEL_DECISION_GROUP_INDEX,
     LABEL_PLACEMENT,
 )
-from controllers.addon.inputs import PlacementInput
-from controllers.addon.install import (
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.install import (
     InstallPlan,
     annotation_sync,
     controller_owner_reference,

@@ -9,22 +9,22 @@ from typing import Any
 
 import pytest
 
-from api.addon_hashing import config_spec_hash_annotation, spec_hash
-from api.constants import (
+from ocm_rollout.api.addon_hashing import config_spec_hash_annotation, spec_hash
+from ocm_rollout.api.constants import (
     ANNOTATION_CONFIG_SPEC_HASH,
     ANNOTATION_HOSTING_CLUSTER_NAME,
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
 )
-from controllers.addon.progressing import (
+from ocm_rollout.controllers.addon.progressing import (
     addon_works,
     mca_config_hash_update,
     progressing_update,
     work_configs_match,
     work_is_ready,
 )
-from controllers.common.conditions import set_status_condition
-from controllers.common.wire import format_time
+from ocm_rollout.controllers.common.conditions import set_status_condition
+from ocm_rollout.controllers.common.wire import format_time
 
 ADDON = "test-addon"
 CLUSTER = "cluster1"

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
-from controllers.addon.report import AddonReport, build_addon_report, progress_bar, render_addon_report
+from ocm_rollout.controllers.addon.report import (
+    AddonReport,
+    build_addon_report,
+    progress_bar,
+    render_addon_report,
+)
 from tests.unit.addon_fixtures import (
     NS,
     H,

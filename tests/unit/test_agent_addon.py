@@ -1,4 +1,4 @@
-"""The simulated add-on framework (sandbox.agents.addon, pure): supported configs, the deploy
+"""The simulated add-on framework (ocm_rollout.sandbox.agents.addon, pure): supported configs, the deploy
 work and its config-spec-hash annotation, ManifestApplied and Available."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from api.addon_hashing import go_json
-from sandbox.agents.addon import (
+from ocm_rollout.api.addon_hashing import go_json
+from ocm_rollout.sandbox.agents.addon import (
     ConfigKey,
     addon_status,
     apply_failure,
@@ -27,13 +27,13 @@ from sandbox.agents.addon import (
     supported_configs,
     waiting_for_configs,
 )
-from sandbox.agents.addon_agent import AGENT_CONFIG_HASH_ANNOTATION, agent_values
-from sandbox.agents.addon_index import AddonIndex
-from sandbox.agents.conditions import find_condition, format_time
-from sandbox.agents.registration import fleet_member
-from sandbox.agents.work import Outcome
-from sandbox.sim_discovery import group_versions, resources_of
-from sandbox.sim_profile import load_profile
+from ocm_rollout.sandbox.agents.addon_agent import AGENT_CONFIG_HASH_ANNOTATION, agent_values
+from ocm_rollout.sandbox.agents.addon_index import AddonIndex
+from ocm_rollout.sandbox.agents.conditions import find_condition, format_time
+from ocm_rollout.sandbox.agents.registration import fleet_member
+from ocm_rollout.sandbox.agents.work import Outcome
+from ocm_rollout.sandbox.sim_discovery import group_versions, resources_of
+from ocm_rollout.sandbox.sim_profile import load_profile
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 ADDON_GROUP = "addon.open-cluster-management.io"

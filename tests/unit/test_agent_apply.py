@@ -1,4 +1,4 @@
-"""A simulated cluster refuses what a real one refuses (sandbox.agents.apply, objectnames, kinds)."""
+"""A simulated cluster refuses what a real one refuses (ocm_rollout.sandbox.agents.apply, objectnames, kinds)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from sandbox.agents.apply import ManifestResult, apply_manifests
-from sandbox.agents.cluster import EMPTY_VIEW, ClusterObject, view_of
-from sandbox.agents.objectnames import name_errors
+from ocm_rollout.sandbox.agents.apply import ManifestResult, apply_manifests
+from ocm_rollout.sandbox.agents.cluster import EMPTY_VIEW, ClusterObject, view_of
+from ocm_rollout.sandbox.agents.objectnames import name_errors
 
 SUBDOMAIN_RULE = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "

@@ -1,4 +1,4 @@
-"""The objects of a simulated cluster (sandbox.agents.cluster) and the work agent using them."""
+"""The objects of a simulated cluster (ocm_rollout.sandbox.agents.cluster) and the work agent using them."""
 
 from __future__ import annotations
 
@@ -6,10 +6,15 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.cluster import DEFAULT_NAMESPACES, ClusterObject, ClusterObjects, applied_objects
-from sandbox.agents.conditions import find_condition
-from sandbox.agents.work import Mode, Outcome, Sighting, WorkBehaviour, plan_work
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.cluster import (
+    DEFAULT_NAMESPACES,
+    ClusterObject,
+    ClusterObjects,
+    applied_objects,
+)
+from ocm_rollout.sandbox.agents.conditions import find_condition
+from ocm_rollout.sandbox.agents.work import Mode, Outcome, Sighting, WorkBehaviour, plan_work
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 FAST = WorkBehaviour(apply_delay=1.0, progress_duration=2.0)

@@ -1,10 +1,16 @@
-"""Set-condition semantics of the simulated agents (sandbox.agents.conditions)."""
+"""Set-condition semantics of the simulated agents (ocm_rollout.sandbox.agents.conditions)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sandbox.agents.conditions import format_time, make_condition, parse_time, remove_condition, set_condition
+from ocm_rollout.sandbox.agents.conditions import (
+    format_time,
+    make_condition,
+    parse_time,
+    remove_condition,
+    set_condition,
+)
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=30)

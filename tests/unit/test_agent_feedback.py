@@ -1,4 +1,4 @@
-"""Status feedback values (sandbox.agents.feedback) as WORK-AGENT.md describes them."""
+"""Status feedback values (ocm_rollout.sandbox.agents.feedback) as WORK-AGENT.md describes them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.agents.feedback import (
+from ocm_rollout.sandbox.agents.feedback import (
     FeedbackError,
     feedback_values,
     translate_path,

@@ -1,4 +1,4 @@
-"""Registration of simulated clusters, agent and hub side (sandbox.agents.registration)."""
+"""Registration of simulated clusters, agent and hub side (ocm_rollout.sandbox.agents.registration)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.conditions import find_condition, format_time, make_condition, set_condition
-from sandbox.agents.registration import (
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.conditions import find_condition, format_time, make_condition, set_condition
+from ocm_rollout.sandbox.agents.registration import (
     agent_status,
     binding_status,
     cluster_lease,

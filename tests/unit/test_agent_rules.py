@@ -1,12 +1,12 @@
-"""Condition rules and their work-level aggregation (sandbox.agents.rules / work)."""
+"""Condition rules and their work-level aggregation (ocm_rollout.sandbox.agents.rules / work)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sandbox.agents.resources import Health, simulate_object
-from sandbox.agents.rules import evaluate_rules
-from sandbox.agents.work import aggregate_rule_conditions
+from ocm_rollout.sandbox.agents.resources import Health, simulate_object
+from ocm_rollout.sandbox.agents.rules import evaluate_rules
+from ocm_rollout.sandbox.agents.work import aggregate_rule_conditions
 
 JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {}}
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"restartPolicy": "Never"}}

@@ -1,4 +1,4 @@
-"""The simulated work agent against spec/WORK-AGENT.md (sandbox.agents.work, pure)."""
+"""The simulated work agent against spec/WORK-AGENT.md (ocm_rollout.sandbox.agents.work, pure)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sandbox.agents import names
-from sandbox.agents.conditions import find_condition, format_time
-from sandbox.agents.work import (
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.conditions import find_condition, format_time
+from ocm_rollout.sandbox.agents.work import (
     Mode,
     Outcome,
     Phase,

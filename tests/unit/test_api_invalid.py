@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from api.crdgen import crd_errors
-from api.kinds import parse_object
-from api.meta import InvalidObject
+from ocm_rollout.api.crdgen import crd_errors
+from ocm_rollout.api.kinds import parse_object
+from ocm_rollout.api.meta import InvalidObject
 
 Obj = dict[str, Any]
 

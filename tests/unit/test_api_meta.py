@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from api.cluster_v1beta1 import PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet
-from api.meta import (
+from ocm_rollout.api.cluster_v1beta1 import PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet
+from ocm_rollout.api.meta import (
     MAX_DURATION_NS,
     Condition,
     DurationError,
@@ -27,7 +27,7 @@ from api.meta import (
     qualified_name_errors,
     set_condition,
 )
-from api.work_v1 import ManifestWork
+from ocm_rollout.api.work_v1 import ManifestWork
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import RolloutProgressive, RolloutStrategy
-from api.cluster_v1beta1 import Placement
-from api.cluster_v1beta2 import ManagedClusterSet
-from api.kinds import ALL_KINDS, model_for, parse_object
-from api.meta import InvalidObject
-from api.work_v1 import ManifestWork
-from api.work_v1alpha1 import ManifestWorkReplicaSet
+from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import RolloutProgressive, RolloutStrategy
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet
+from ocm_rollout.api.kinds import ALL_KINDS, model_for, parse_object
+from ocm_rollout.api.meta import InvalidObject
+from ocm_rollout.api.work_v1 import ManifestWork
+from ocm_rollout.api.work_v1alpha1 import ManifestWorkReplicaSet
 
 META = {"name": "x", "namespace": "ns"}
 

@@ -1,13 +1,13 @@
 """Informers for kinds with one object per cluster are fed by a WatchCache, not kopf
-(controllers.runtime.informer.CachedInformer): same interface, synced only once listed."""
+(ocm_rollout.controllers.runtime.informer.CachedInformer): same interface, synced only once listed."""
 
 from __future__ import annotations
 
 import kopf
 from kubernetes.client import ApiClient
 
-from controllers.runtime.informer import CachedInformer, InformerSet
-from controllers.runtime.kube import MANAGED_CLUSTERS, PLACEMENTS, Kube
+from ocm_rollout.client.kube import MANAGED_CLUSTERS, PLACEMENTS, Kube
+from ocm_rollout.controllers.runtime.informer import CachedInformer, InformerSet
 
 
 def cluster(name: str) -> dict[str, object]:

@@ -20,7 +20,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from controllers.runtime.leader import LeaseTimings
+from ocm_rollout.controllers.runtime.leader import LeaseTimings
 from tests.unit.helpers import CHART, REPO, template_objects
 
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and the newest with schemas.
@@ -171,7 +171,7 @@ def test_disabled_controllers_get_no_deployment_and_no_cluster_role(chart: Any) 
 
 
 def test_deployment_args_are_valid_run_flags(chart: Any) -> None:
-    from controllers.cli import build_parser
+    from ocm_rollout.cli.main import build_parser
 
     for values in ({}, NON_DEFAULT):
         for deployment in of_kind(render(chart, values), "Deployment"):

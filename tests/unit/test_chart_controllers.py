@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from controllers.runtime.registry import available_controllers
+from ocm_rollout.controllers.runtime.registry import available_controllers
 
 VALUES = Path(__file__).resolve().parents[2] / "charts" / "ocm-rollout" / "values.yaml"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.runtime.rbac import (
+from ocm_rollout.controllers.runtime.rbac import (
     Request,
     Rule,
     check,

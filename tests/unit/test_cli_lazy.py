@@ -9,13 +9,13 @@ import sys
 
 PROBE = """
 import contextlib, io, sys
-from controllers.cli import main
+from ocm_rollout.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     try:
         main({argv!r})
     except SystemExit:
         pass
-print(sorted(m for m in sys.modules if m.startswith("controllers.commands.")))
+print(sorted(m for m in sys.modules if m.startswith("ocm_rollout.cli.commands.")))
 """
 
 
@@ -27,11 +27,11 @@ def imported(argv: list[str]) -> list[str]:
 
 
 def test_a_command_imports_its_own_module_only() -> None:
-    assert imported(["plan", "--help"]) == ["controllers.commands.plan"]
-    assert "controllers.commands.up" not in imported(["run", "--help"])
+    assert imported(["plan", "--help"]) == ["ocm_rollout.cli.commands.plan"]
+    assert "ocm_rollout.cli.commands.up" not in imported(["run", "--help"])
 
 
 def test_top_level_help_and_unknown_commands_list_every_command() -> None:
     every = imported(["--help"])
-    assert "controllers.commands.up" in every and "controllers.commands.crds" in every
-    assert "controllers.commands.up" in imported(["nosuch"])
+    assert "ocm_rollout.cli.commands.up" in every and "ocm_rollout.cli.commands.crds" in every
+    assert "ocm_rollout.cli.commands.up" in imported(["nosuch"])

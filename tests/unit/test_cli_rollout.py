@@ -10,11 +10,11 @@ from typing import Any, cast
 
 import pytest
 
-from controllers.cli import build_parser, main
-from controllers.commands import rollout
-from controllers.commands.rollout import check_args, context_namespace, kubeconfig_path
-from controllers.commands.rollout_verbs import Target
-from controllers.runtime.kube import JSON, Conflict, Kube, NotFound, Resource
+from ocm_rollout.cli.commands import rollout
+from ocm_rollout.cli.commands.rollout import check_args, context_namespace, kubeconfig_path
+from ocm_rollout.cli.commands.rollout_verbs import Target
+from ocm_rollout.cli.main import build_parser, main
+from ocm_rollout.client.kube import JSON, Conflict, Kube, NotFound, Resource
 
 MWRS_ID = "manifestworkreplicaset.work.open-cluster-management.io/web"
 

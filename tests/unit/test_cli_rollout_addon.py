@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_GROUP,
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_RETRY,
 )
-from controllers.addon import abort as addon_abort
-from controllers.addon.configs import Config, DesiredConfigs
-from controllers.commands.rollout_addon import Rollout, abort_change, retry_change, rollouts
-from controllers.commands.rollout_verbs import Change, RolloutError, Target
-from controllers.runtime.kube import JSON
+from ocm_rollout.cli.commands.rollout_addon import Rollout, abort_change, retry_change, rollouts
+from ocm_rollout.cli.commands.rollout_verbs import Change, RolloutError, Target
+from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.addon import abort as addon_abort
+from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
 
 ADDON = Target("addon", "my-addon")
 ID = "clustermanagementaddon.addon.open-cluster-management.io/my-addon"

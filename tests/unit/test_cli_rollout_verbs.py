@@ -8,8 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
-from api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_PAUSED, ANNOTATION_ROLLOUT_RETRY
-from controllers.commands.rollout_verbs import (
+from ocm_rollout.api.constants import (
+    ANNOTATION_ROLLOUT_ABORT,
+    ANNOTATION_ROLLOUT_PAUSED,
+    ANNOTATION_ROLLOUT_RETRY,
+)
+from ocm_rollout.cli.commands.rollout_verbs import (
     Change,
     RolloutError,
     Target,
@@ -27,8 +31,8 @@ from controllers.commands.rollout_verbs import (
     same_template,
     undo_change,
 )
-from controllers.runtime.kube import JSON
-from controllers.workset.revisions import history, revision_body, template_hash
+from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.workset.revisions import history, revision_body, template_hash
 
 WEB = Target("mwrs", "web", "ns1")
 ADDON = Target("addon", "my-addon")

@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 import yaml
 
-from api import crdgen
-from api.kinds import ALL_KINDS
-from controllers import cli
+from ocm_rollout.api import crdgen
+from ocm_rollout.api.kinds import ALL_KINDS
+from ocm_rollout.cli import main as cli
 from tests.unit.helpers import schema_nodes
 
 REPO = Path(__file__).resolve().parents[2]

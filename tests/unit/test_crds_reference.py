@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from api import crdgen
+from ocm_rollout.api import crdgen
 from tests.unit.helpers import schema_nodes
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "ocm-crds"

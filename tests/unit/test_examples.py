@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from api.crdgen import apply_defaults, crd_errors, generate_crds
-from api.kinds import parse_object
-from api.work_v1alpha1 import ManifestWorkReplicaSet
-from controllers.rollout.strategy import decode_strategy
+from ocm_rollout.api.crdgen import apply_defaults, crd_errors, generate_crds
+from ocm_rollout.api.kinds import parse_object
+from ocm_rollout.api.work_v1alpha1 import ManifestWorkReplicaSet
+from ocm_rollout.controllers.rollout.strategy import decode_strategy
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FOLDERS = ("clusters", "placement", "work", "addons")

@@ -1,8 +1,8 @@
-"""Deadlines of objects with a time to live (sandbox.expiry), as the hub expires Events."""
+"""Deadlines of objects with a time to live (ocm_rollout.sandbox.expiry), as the hub expires Events."""
 
 from __future__ import annotations
 
-from sandbox.expiry import Expiry
+from ocm_rollout.sandbox.expiry import Expiry
 
 
 def test_keys_come_due_in_deadline_order_and_are_forgotten() -> None:

@@ -8,9 +8,9 @@ from email.message import Message
 
 import pytest
 
-from sandbox.errors import ApiError
-from sandbox.negotiation import JSON, META, META_LIST, PROTOBUF, TABLE, YAML, Media, negotiate
-from sandbox.openapi import v2_media_type
+from ocm_rollout.sandbox.errors import ApiError
+from ocm_rollout.sandbox.negotiation import JSON, META, META_LIST, PROTOBUF, TABLE, YAML, Media, negotiate
+from ocm_rollout.sandbox.openapi import v2_media_type
 
 CLIENT_GO = "application/vnd.kubernetes.protobuf, application/json"
 KUBECTL_CREATE = "application/vnd.kubernetes.protobuf,application/json"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from api.crdgen import generate_crds
-from sandbox import protobuf
-from sandbox.errors import ApiError
+from ocm_rollout.api.crdgen import generate_crds
+from ocm_rollout.sandbox import protobuf
+from ocm_rollout.sandbox.errors import ApiError
 from tests.unit import client_go_bodies
 from tests.unit.pb_bytes import (
     GO_ZERO_INSTANT,

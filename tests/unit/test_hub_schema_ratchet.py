@@ -1,4 +1,4 @@
-"""Validation ratcheting at the level of top-level sections (sandbox.schema.CompiledSchema): an
+"""Validation ratcheting at the level of top-level sections (ocm_rollout.sandbox.schema.CompiledSchema): an
 update validates what it changed; a section it leaves as stored is not judged again, as
 kube-apiserver (1.30+) lets a status write through for an object whose unchanged spec a newer
 CRD would refuse. It also keeps status writes of large objects cheap."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.schema import CompiledSchema
+from ocm_rollout.sandbox.schema import CompiledSchema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

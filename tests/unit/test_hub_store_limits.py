@@ -1,4 +1,4 @@
-"""The store's limits (sandbox.store): etcd's request size and the bounded watch history."""
+"""The store's limits (ocm_rollout.sandbox.store): etcd's request size and the bounded watch history."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sandbox.errors import ApiError
-from sandbox.store import ADDED, ETCD_MAX_REQUEST_BYTES, MODIFIED, Event, Store, etcd_key
+from ocm_rollout.sandbox.errors import ApiError
+from ocm_rollout.sandbox.store import ADDED, ETCD_MAX_REQUEST_BYTES, MODIFIED, Event, Store, etcd_key
 
 
 def config_map(name: str, data_bytes: int) -> dict[str, Any]:

@@ -1,11 +1,11 @@
-"""The watch history of one resource (sandbox.watch_window): capacity that follows the write
+"""The watch history of one resource (ocm_rollout.sandbox.watch_window): capacity that follows the write
 rate like kube-apiserver's watch cache, and the resourceVersions a watch can resume from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.watch_window import WatchWindow
+from ocm_rollout.sandbox.watch_window import WatchWindow
 
 
 @dataclass

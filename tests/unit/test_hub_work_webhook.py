@@ -1,4 +1,4 @@
-"""OCM's ManifestWork webhook as the local hub plays it (sandbox.work_webhook): how the size of
+"""OCM's ManifestWork webhook as the local hub plays it (ocm_rollout.sandbox.work_webhook): how the size of
 the manifests is counted and the answer over the limit."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sandbox.errors import ApiError
-from sandbox.work_webhook import (
+from ocm_rollout.sandbox.errors import ApiError
+from ocm_rollout.sandbox.work_webhook import (
     MANIFEST_LIMIT,
     check,
     go_json,

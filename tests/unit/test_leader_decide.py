@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from controllers.runtime.leader import (
+from ocm_rollout.controllers.runtime.leader import (
     UNREADABLE,
     Action,
     ElectorState,

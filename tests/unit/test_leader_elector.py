@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from controllers.runtime.leader import (
+from ocm_rollout.controllers.runtime.leader import (
     LeaderElector,
     LeaseAPIError,
     LeaseRecord,

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from kubernetes.client import Configuration
 
-from controllers.cli import main
-from controllers.commands import run
-from controllers.runtime import logging as runtime_logging
-from controllers.runtime import registry
-from controllers.runtime.operator import connection_info, load_client
+from ocm_rollout.cli.commands import run
+from ocm_rollout.cli.main import main
+from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.runtime import registry
+from ocm_rollout.controllers.runtime.operator import connection_info
 
 KUBECONFIG = """\
 apiVersion: v1
@@ -116,7 +117,7 @@ def test_namespace_and_all_namespaces_exclude_each_other(capsys: pytest.CaptureF
 
 
 def test_flags_become_a_run_config(kubeconfig: str, extra_controller: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from controllers.cli import build_parser
+    from ocm_rollout.cli.main import build_parser
 
     monkeypatch.setenv("POD_NAMESPACE", "ocm")
     args = build_parser().parse_args(

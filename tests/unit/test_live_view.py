@@ -1,4 +1,4 @@
-"""The live view computes from incremental state (sandbox.live_view, sandbox.view_state): a
+"""The live view computes from incremental state (ocm_rollout.cli.view.live_view, ocm_rollout.cli.view.view_state): a
 change costs the parts it touches, not the whole fleet, and each part stays under its budget."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from kubernetes.client import ApiClient
 
-from controllers.runtime.kube import MANAGED_CLUSTERS, MANIFEST_WORKS, Kube
-from controllers.runtime.watchcache import WatchCache
-from sandbox import live_view, sim_view
-from sandbox.live_view import LiveView
-from sandbox.sim_view import ClusterRow, Snapshot, render, shown_clusters
-from sandbox.view_state import Budget, WorkIndex
+from ocm_rollout.cli.view import live_view, sim_view
+from ocm_rollout.cli.view.live_view import LiveView
+from ocm_rollout.cli.view.sim_view import ClusterRow, Snapshot, render, shown_clusters
+from ocm_rollout.cli.view.view_state import Budget, WorkIndex
+from ocm_rollout.client.kube import MANAGED_CLUSTERS, MANIFEST_WORKS, Kube
+from ocm_rollout.client.watchcache import WatchCache
 from tests.unit.test_sim_view import DECISION, MWRS, NOW, PLACEMENT, SUCCEEDED, Clock, cluster, cond, work
 
 

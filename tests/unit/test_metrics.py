@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from controllers.runtime import metrics
+from ocm_rollout.controllers.runtime import metrics
 
 
 def value(metric: str, **labels: str) -> float:

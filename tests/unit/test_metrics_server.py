@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import aiohttp
 import pytest
 
-from controllers.runtime import metrics
-from controllers.runtime.health import (
+from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.health import (
     BindAddressError,
     DebugPlaceholder,
     ProbeServer,

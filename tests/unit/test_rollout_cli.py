@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from controllers.cli import main
+from ocm_rollout.cli.main import main
 from tests.unit.test_rollout_planner import MIN, NOW, grp, ppg, prog, rep
 
 CANARY_DOC: dict[str, Any] = {

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from controllers.rollout.goparse import (
+from ocm_rollout.controllers.rollout.goparse import (
     HOUR,
     MAX_DURATION_NS,
     MINUTE,
@@ -21,7 +21,7 @@ from controllers.rollout.goparse import (
     parse_progress_deadline,
     resolve_threshold,
 )
-from controllers.rollout.timefmt import (
+from ocm_rollout.controllers.rollout.timefmt import (
     TimeFormatError,
     format_rfc3339,
     parse_rfc3339,

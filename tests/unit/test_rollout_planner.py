@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from controllers.rollout import (
+from ocm_rollout.controllers.rollout import (
     ClusterRolloutStatus,
     DecisionGroup,
     RolloutStatus,
     decode_strategy,
     plan_rollout,
 )
-from controllers.rollout.wire import encode_plan, plan_document
+from ocm_rollout.controllers.rollout.wire import encode_plan, plan_document
 
 NOW_DT = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NOW = "2024-05-01T12:00:00Z"

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controllers.rollout import (
+from ocm_rollout.controllers.rollout import (
     ClusterRolloutStatus,
     DecisionGroup,
     GroupKey,

@@ -1,4 +1,4 @@
-"""The rollout fence's reservation record (controllers.rollout.reservations) and how the
+"""The rollout fence's reservation record (ocm_rollout.controllers.rollout.reservations) and how the
 ManifestWorkReplicaSet plan uses it: reserved clusters count as in flight until their work is
 observed, are carried out under one name, and are dropped only when observed or no longer decided."""
 
@@ -10,10 +10,15 @@ from typing import Any
 
 import pytest
 
-from controllers.rollout import reservations
-from controllers.rollout.reservations import ReservationRecordError, Reservations, parse, target_name
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.rollout import reservations
+from ocm_rollout.controllers.rollout.reservations import (
+    ReservationRecordError,
+    Reservations,
+    parse,
+    target_name,
+)
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import TEMPLATE, at, decision, mwrs, placement, succeeded, work
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from controllers.rollout import (
+from ocm_rollout.controllers.rollout import (
     ClusterRolloutStatus,
     DecisionGroup,
     RolloutStatus,
@@ -15,9 +15,9 @@ from controllers.rollout import (
     decode_strategy,
     plan_rollout,
 )
-from controllers.rollout.model import RolloutInputError, RolloutType
-from controllers.rollout.strategy import effective_type, legacy_type_read
-from controllers.rollout.wire import decode_plan_input, encode_plan, plan_document
+from ocm_rollout.controllers.rollout.model import RolloutInputError, RolloutType
+from ocm_rollout.controllers.rollout.strategy import effective_type, legacy_type_read
+from ocm_rollout.controllers.rollout.wire import decode_plan_input, encode_plan, plan_document
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 GROUPS = [DecisionGroup(group_name="g", group_index=0, clusters=["a", "b"])]

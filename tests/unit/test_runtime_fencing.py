@@ -1,4 +1,4 @@
-"""The lease fence on the write path (controllers.runtime.fencing): a leader sends writes only
+"""The lease fence on the write path (ocm_rollout.client.fencing): a leader sends writes only
 until its renew deadline, each with the time left before a successor could act; the elector
 grants it at every successful renewal and revokes it when leadership ends; ``Kube`` refuses a
 fenced write without sending anything."""
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from controllers.runtime.fencing import UNFENCED, LeaseLost, WriteFence
-from controllers.runtime.kube import MANIFEST_WORKS, Kube
-from controllers.runtime.leader import LeaderElector, LeaseTimings
+from ocm_rollout.client.fencing import UNFENCED, LeaseLost, WriteFence
+from ocm_rollout.client.kube import MANIFEST_WORKS, Kube
+from ocm_rollout.controllers.runtime.leader import LeaderElector, LeaseTimings
 from tests.unit.test_leader_elector import MemoryLeaseStore
 
 TIMINGS = LeaseTimings(lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from controllers.runtime.queue import QueueShutDown, WorkQueue, run_workers
+from ocm_rollout.client.queue import QueueShutDown, WorkQueue, run_workers
 
 
 async def test_adding_a_key_twice_queues_it_once() -> None:

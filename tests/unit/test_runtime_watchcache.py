@@ -1,4 +1,4 @@
-"""The list-and-watch cache (controllers.runtime.watchcache): the cache rule, watch events,
+"""The list-and-watch cache (ocm_rollout.client.watchcache): the cache rule, watch events,
 listings and the decoding of the watch stream."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from controllers.runtime.kube import MANIFEST_WORKS, Kube
-from controllers.runtime.watchcache import Key, WatchCache, WatchGone, apply_event, key_of, newer
+from ocm_rollout.client.kube import MANIFEST_WORKS, Kube
+from ocm_rollout.client.watchcache import Key, WatchCache, WatchGone, apply_event, key_of, newer
 
 
 def obj(name: str, rv: str, namespace: str = "ns", **extra: Any) -> dict[str, Any]:

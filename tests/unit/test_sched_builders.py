@@ -6,13 +6,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.meta import Condition
-from controllers.placement.scheduler import ScheduleResult, schedule
-from controllers.placement.snapshot import ClusterView, Snapshot
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.meta import Condition
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 NS = "default"

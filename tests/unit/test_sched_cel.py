@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controllers.placement.cel import CelCompileError, CelSelector, compile_all, to_cel
+from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all, to_cel
 
 CLUSTER = {
     "metadata": {"name": "c1", "labels": {"env": "prod", "version": "1.2.3"}, "annotations": {"cfg": '{"n": 2, "l": ["a"]}'}},

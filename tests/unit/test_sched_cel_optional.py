@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from api.cluster_v1 import ManagedClusterVersion
-from controllers.placement.cel import CelCompileError, CelSelector, compile_all, to_cel
+from ocm_rollout.api.cluster_v1 import ManagedClusterVersion
+from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all, to_cel
 from tests.unit.test_sched_builders import cluster, misconfigured, placement, plain, run, satisfied, world
 
 CLUSTER = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.cluster_v1 import ManagedCluster
-from controllers.placement.snapshot import ClusterView
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.controllers.placement.snapshot import ClusterView
 
 CLUSTER: dict[str, Any] = {
     "apiVersion": "cluster.open-cluster-management.io/v1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.placement.decisions import (
+from ocm_rollout.controllers.placement.decisions import (
     created_message,
     deleted_message,
     desired_decisions,
@@ -12,8 +12,8 @@ from controllers.placement.decisions import (
     score_note,
     updated_message,
 )
-from controllers.placement.explain import debug_result
-from controllers.placement.filters import Status
+from ocm_rollout.controllers.placement.explain import debug_result
+from ocm_rollout.controllers.placement.filters import Status
 from tests.unit.test_sched_builders import cluster, placement, plain, run, world
 
 PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.placement.groups import group_length
+from ocm_rollout.controllers.placement.groups import group_length
 from tests.unit.test_sched_builders import cluster, misconfigured, placement, plain, run, satisfied, world
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from api.cluster_v1 import ManagedClusterClaim, ManagedClusterVersion
+from ocm_rollout.api.cluster_v1 import ManagedClusterClaim, ManagedClusterVersion
 from tests.unit.test_sched_builders import (
     cluster,
     misconfigured,

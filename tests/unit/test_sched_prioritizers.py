@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controllers.placement.prioritizers import PrioritizerKey, prioritizer_weights
+from ocm_rollout.controllers.placement.prioritizers import PrioritizerKey, prioritizer_weights
 from tests.unit.test_sched_builders import (
     NOW,
     cluster,

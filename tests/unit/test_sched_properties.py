@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.cluster_v1 import ManagedCluster
-from controllers.placement.groups import PAGE_SIZE, group_length
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.controllers.placement.groups import PAGE_SIZE, group_length
 from tests.unit.test_sched_builders import binding, cluster, decision, exclusive_set, placement, run, world
 
 SETS = ["s1", "s2", "s3"]

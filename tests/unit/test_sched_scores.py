@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.meta import format_time
-from controllers.placement.decisions import desired_decisions, plan_decision_writes
-from controllers.placement.scheduler import ScheduleResult, score_rate_limit
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.meta import format_time
+from ocm_rollout.controllers.placement.decisions import desired_decisions, plan_decision_writes
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult, score_rate_limit
 from tests.unit.test_sched_builders import NOW, cluster, placement, run, score, world
 
 # Exact mode with one AddOn prioritizer: a cluster's total is its "usage/value" score.

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.cluster_v1 import ManagedCluster
-from controllers.placement.decisions import desired_decisions, plan_decision_writes, score_note
-from controllers.placement.scheduler import ScheduleResult
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.controllers.placement.decisions import desired_decisions, plan_decision_writes, score_note
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult
 from tests.unit.test_sched_builders import (
     binding,
     cluster,

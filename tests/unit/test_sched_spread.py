@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.cluster_v1beta1 import SpreadConstraintsTerm
-from controllers.placement.explain import explanation
-from controllers.placement.snapshot import ClusterView
-from controllers.placement.spread import SpreadTerm, select, spread_terms
+from ocm_rollout.api.cluster_v1beta1 import SpreadConstraintsTerm
+from ocm_rollout.controllers.placement.explain import explanation
+from ocm_rollout.controllers.placement.snapshot import ClusterView
+from ocm_rollout.controllers.placement.spread import SpreadTerm, select, spread_terms
 from tests.unit.test_sched_builders import cluster, placement, run, satisfied, world
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from api.cluster_v1beta1 import PlacementStatus
-from api.meta import Condition
+from ocm_rollout.api.cluster_v1beta1 import PlacementStatus
+from ocm_rollout.api.meta import Condition
 from tests.unit.test_sched_builders import (
     BAD_PREDICATE,
     NOW,

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from api.cluster_v1beta1 import GroupStrategy, Placement, PrioritizerConfig
-from api.crdgen import crd_for
-from api.meta import GROUP_SIZE_PATTERN, InvalidObject
-from controllers.placement.groups import group_length
+from ocm_rollout.api.cluster_v1beta1 import GroupStrategy, Placement, PrioritizerConfig
+from ocm_rollout.api.crdgen import crd_for
+from ocm_rollout.api.meta import GROUP_SIZE_PATTERN, InvalidObject
+from ocm_rollout.controllers.placement.groups import group_length
 from tests.unit.test_sched_builders import misconfigured, placement, plain, run, satisfied, world
 
 NO_COORDINATE = {"configurations": [{"weight": 2}]}

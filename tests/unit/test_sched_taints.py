@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from controllers.placement.filters import FAR_FUTURE, toleration_expiry
-from controllers.placement.snapshot import ZERO_TIME
+from ocm_rollout.controllers.placement.filters import FAR_FUTURE, toleration_expiry
+from ocm_rollout.controllers.placement.snapshot import ZERO_TIME
 from tests.unit.test_sched_builders import (
     NOW,
     cluster,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.placement.triggers import (
+from ocm_rollout.controllers.placement.triggers import (
     PlacementIndex,
     PlacementRef,
     Topology,

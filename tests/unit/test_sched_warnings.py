@@ -1,4 +1,4 @@
-"""What the scheduler ignores as OCM does is said out loud (controllers.placement.warnings), and a
+"""What the scheduler ignores as OCM does is said out loud (ocm_rollout.controllers.placement.warnings), and a
 pass that cannot resolve its cluster sets says why in PlacementMisconfigured."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from controllers.placement.explain import debug_result, explanation
-from controllers.placement.warnings import SpecWarning, spec_warnings, untold
+from ocm_rollout.controllers.placement.explain import debug_result, explanation
+from ocm_rollout.controllers.placement.warnings import SpecWarning, spec_warnings, untold
 from tests.unit.test_sched_builders import (
     binding,
     cluster,

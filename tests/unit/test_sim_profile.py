@@ -1,4 +1,4 @@
-"""Simulation profiles (sandbox.sim_profile): format, resolution per cluster, errors."""
+"""Simulation profiles (ocm_rollout.sandbox.sim_profile): format, resolution per cluster, errors."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.agents.registration import fleet_member
-from sandbox.agents.work import Mode, Outcome, WorkBehaviour
-from sandbox.sim_profile import ProfileError, Window, load_profile, parse_duration, parse_profile
+from ocm_rollout.sandbox.agents.registration import fleet_member
+from ocm_rollout.sandbox.agents.work import Mode, Outcome, WorkBehaviour
+from ocm_rollout.sandbox.sim_profile import ProfileError, Window, load_profile, parse_duration, parse_profile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "profiles"
 

@@ -1,4 +1,4 @@
-"""The live view of `ocm-rollout up` (sandbox.sim_view): snapshot, rendering, change lines."""
+"""The live view of `ocm-rollout up` (ocm_rollout.cli.view.sim_view): snapshot, rendering, change lines."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 from kubernetes.client import ApiClient
 
-from controllers.runtime.kube import (
+from ocm_rollout.cli.view import sim_view
+from ocm_rollout.cli.view.live_view import LiveView
+from ocm_rollout.cli.view.sim_view import ClusterRow, Snapshot, build_snapshot, changes, natural_key, render
+from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     MANAGED_CLUSTER_ADDONS,
     MANAGED_CLUSTERS,
     MANIFEST_WORKS,
     Kube,
 )
-from controllers.runtime.watchcache import WatchCache
-from sandbox import sim_view
-from sandbox.live_view import LiveView
-from sandbox.sim_view import ClusterRow, Snapshot, build_snapshot, changes, natural_key, render
+from ocm_rollout.client.watchcache import WatchCache
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}}
@@ -206,7 +206,7 @@ def test_interactive_view_redraws_in_place() -> None:
 
 
 def test_the_screen_keeps_its_top_and_says_what_it_cut_when_the_terminal_is_short() -> None:
-    from sandbox.sim_view import fit_to_height
+    from ocm_rollout.cli.view.sim_view import fit_to_height
 
     lines = [f"line {i}" for i in range(30)]
     fitted = fit_to_height(lines, 10)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.workset.aggregation import (
+from ocm_rollout.controllers.workset.aggregation import (
     DeployOutcome,
     WriteFailure,
     build_status,
@@ -12,9 +12,9 @@ from controllers.workset.aggregation import (
     set_condition,
     status_changed,
 )
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.template import TemplateComparer
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.template import TemplateComparer
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import (
     TEMPLATE,
     at,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.workset.operator import ReadYourWrites
+from ocm_rollout.controllers.workset.operator import ReadYourWrites
 
 
 def obj(name: str, rv: str, uid: str = "u1", deleting: bool = False) -> dict[str, Any]:

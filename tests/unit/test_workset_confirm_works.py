@@ -9,10 +9,10 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from controllers.runtime.kube import Kube
-from controllers.runtime.registry import ControllerContext
-from controllers.workset.operator import WorksetController
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.controllers.workset.operator import WorksetController
+from ocm_rollout.controllers.workset.workbuild import owner_for
 
 OWNER = owner_for("default", "web")
 
@@ -77,7 +77,7 @@ def mca(rv: str) -> dict[str, Any]:
 
 
 async def test_the_addon_manager_keeps_the_newer_mca_too() -> None:
-    from controllers.addon.operator import AddonController
+    from ocm_rollout.controllers.addon.operator import AddonController
 
     ctl = AddonController(ControllerContext(kube=Listing([mca("200")])))
     for version in ("100", "300"):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.workset.aggregation import DeployOutcome, build_status
-from controllers.workset.events import rollout_events, spelling_events
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.template import TemplateComparer
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.aggregation import DeployOutcome, build_status
+from ocm_rollout.controllers.workset.events import rollout_events, spelling_events
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.template import TemplateComparer
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import TEMPLATE, at, decision, failed, mwrs, placement, succeeded, work
 
 CMP = TemplateComparer(TEMPLATE)

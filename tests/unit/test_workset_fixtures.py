@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.constants import LABEL_DECISION_GROUP_INDEX as DECISION_GROUP_INDEX_LABEL
-from api.constants import LABEL_DECISION_GROUP_NAME as DECISION_GROUP_NAME_LABEL
-from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
-from api.constants import LABEL_PLACEMENT as PLACEMENT_LABEL
-from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.common.wire import format_time
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX as DECISION_GROUP_INDEX_LABEL
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_NAME as DECISION_GROUP_NAME_LABEL
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from ocm_rollout.api.constants import LABEL_PLACEMENT as PLACEMENT_LABEL
+from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
+from ocm_rollout.controllers.common.wire import format_time
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""The revision history of a ManifestWorkReplicaSet (controllers.workset.history): the update
+"""The revision history of a ManifestWorkReplicaSet (ocm_rollout.controllers.workset.history): the update
 revision found, created (hash, collision) or renumbered (undo), and the prune rules."""
 
 from __future__ import annotations
@@ -8,10 +8,17 @@ from typing import Any
 
 import pytest
 
-from api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
-from controllers.workset import history
-from controllers.workset.history import CREATED, EXISTING, UNDONE, HistoryError, prune, resolve_update
-from controllers.workset.revisions import (
+from ocm_rollout.api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.controllers.workset import history
+from ocm_rollout.controllers.workset.history import (
+    CREATED,
+    EXISTING,
+    UNDONE,
+    HistoryError,
+    prune,
+    resolve_update,
+)
+from ocm_rollout.controllers.workset.revisions import (
     ANNOTATION_REVISION_HISTORY,
     earlier_numbers,
     revision_body,

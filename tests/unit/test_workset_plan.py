@@ -6,10 +6,10 @@ import copy
 import re
 from typing import Any
 
-from api.constants import LABEL_CONTROLLER_HASH
-from controllers.common.decisions import decision_groups
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.api.constants import LABEL_CONTROLLER_HASH
+from ocm_rollout.controllers.common.decisions import decision_groups
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import (
     TEMPLATE,
     at,

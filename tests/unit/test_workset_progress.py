@@ -1,4 +1,4 @@
-"""The revision part of a ManifestWorkReplicaSet's status (controllers.workset.progress): the
+"""The revision part of a ManifestWorkReplicaSet's status (ocm_rollout.controllers.workset.progress): the
 revision fields, summary.updated/desiredTotal, the Progressing condition's table and
 PlacementRolledOut RolloutDegraded."""
 
@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.workset.aggregation import DeployOutcome, build_status
-from controllers.workset.history import CREATED, EXISTING, UNDONE, UpdateRevision
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.progress import abort_conditions, finish_status
-from controllers.workset.rollback import Held, RollbackDecision, abort_breaches, decide, hold
-from controllers.workset.template import TemplateComparer
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.aggregation import DeployOutcome, build_status
+from ocm_rollout.controllers.workset.history import CREATED, EXISTING, UNDONE, UpdateRevision
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.progress import abort_conditions, finish_status
+from ocm_rollout.controllers.workset.rollback import Held, RollbackDecision, abort_breaches, decide, hold
+from ocm_rollout.controllers.workset.template import TemplateComparer
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import (
     TEMPLATE,
     at,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.common.decisions import scheduling_gap
-from controllers.workset import aggregation
-from controllers.workset.aggregation import DeployOutcome
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.common.decisions import scheduling_gap
+from ocm_rollout.controllers.workset import aggregation
+from ocm_rollout.controllers.workset.aggregation import DeployOutcome
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import at, decision, mwrs, placement, succeeded, work
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.workset.plan import plan_deploy
-from controllers.workset.report import build_report, progress_bar, render_report, status_counts
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.plan import plan_deploy
+from ocm_rollout.controllers.workset.report import build_report, progress_bar, render_report, status_counts
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import at, cond, decision, failed, mwrs, placement, succeeded, work
 
 STRATEGY = {"type": "Progressive", "progressive": {"maxConcurrency": 3, "progressDeadline": "10s",

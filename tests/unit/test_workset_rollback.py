@@ -1,16 +1,16 @@
 """Abort, retry, pause and completion of a ManifestWorkReplicaSet's rollout
-(controllers.workset.rollback): what a pass does with the plan of the update revision."""
+(ocm_rollout.controllers.workset.rollback): what a pass does with the plan of the update revision."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_RETRY
-from controllers.rollout.reservations import Reservations
-from controllers.workset.history import CREATED, UpdateRevision
-from controllers.workset.plan import DeployPlan, plan_deploy
-from controllers.workset.rollback import (
+from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_RETRY
+from ocm_rollout.controllers.rollout.reservations import Reservations
+from ocm_rollout.controllers.workset.history import CREATED, UpdateRevision
+from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
+from ocm_rollout.controllers.workset.rollback import (
     HALTED,
     REVERT_STRATEGY,
     REVERTING,
@@ -24,7 +24,7 @@ from controllers.workset.rollback import (
     rolled_out,
     updated_counts,
 )
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.unit.test_workset_fixtures import TEMPLATE, at, decision, failed, mwrs, placement, succeeded, work
 
 UPDATE = UpdateRevision("upd", "test-work-upd", 2, TEMPLATE, CREATED)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
-from controllers.common.wire import format_time
-from controllers.workset.status_mapping import (
+from ocm_rollout.api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
+from ocm_rollout.controllers.common.wire import format_time
+from ocm_rollout.controllers.workset.status_mapping import (
     FAILED,
     PROGRESSING,
     SUCCEEDED,

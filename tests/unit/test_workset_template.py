@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from controllers.workset.template import TemplateComparer, spec_equals_template
+from ocm_rollout.controllers.workset.template import TemplateComparer, spec_equals_template
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "b"}}
 

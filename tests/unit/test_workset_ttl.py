@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
-from controllers.workset.ttl import DELETE, KEEP, WAIT, ttl_decision
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from ocm_rollout.controllers.workset.ttl import DELETE, KEEP, WAIT, ttl_decision
 from tests.unit.test_workset_fixtures import at, cond, work
 
 

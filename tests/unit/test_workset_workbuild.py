@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
-from api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
-from api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
-from api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
-from controllers.workset.workbuild import (
+from ocm_rollout.api.constants import ANNOTATION_MANIFESTWORK_REPLICASET as MWRS_OWNER_ANNOTATION
+from ocm_rollout.api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME as TEMPLATE_APPLIED_ANNOTATION
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
+from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
+from ocm_rollout.controllers.workset.workbuild import (
     belongs_to,
     desired_work,
     label_value_errors,

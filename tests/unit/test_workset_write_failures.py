@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from controllers.runtime.kube import _error_from
-from controllers.workset import aggregation
-from controllers.workset.aggregation import DeployOutcome, WriteFailure
-from controllers.workset.events import write_failure_events
-from controllers.workset.operator import _failure_kind
+from ocm_rollout.client.kube import _error_from
+from ocm_rollout.controllers.workset import aggregation
+from ocm_rollout.controllers.workset.aggregation import DeployOutcome, WriteFailure
+from ocm_rollout.controllers.workset.events import write_failure_events
+from ocm_rollout.controllers.workset.operator import _failure_kind
 
 DENIED = (
     'admission webhook "manifestworkvalidators.admission.work.open-cluster-management.io" denied the request: '

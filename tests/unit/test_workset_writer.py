@@ -7,8 +7,8 @@ import time
 
 from kubernetes.client import ApiClient, Configuration
 
-from controllers.runtime.kube import Kube
-from controllers.runtime.writer import ConcurrentWriter
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.runtime.writer import ConcurrentWriter
 
 
 def _writer() -> ConcurrentWriter:

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 # One module per sub-command, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "controllers.commands.up",
-    "controllers.commands.run",
-    "controllers.commands.status",
-    "controllers.commands.rollout",
-    "controllers.commands.schedule",
-    "controllers.commands.plan",
-    "controllers.commands.crds",
+    "ocm_rollout.cli.commands.up",
+    "ocm_rollout.cli.commands.run",
+    "ocm_rollout.cli.commands.status",
+    "ocm_rollout.cli.commands.rollout",
+    "ocm_rollout.cli.commands.schedule",
+    "ocm_rollout.cli.commands.plan",
+    "ocm_rollout.cli.commands.crds",
 )
 
 
@@ -24,7 +24,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
     for arg in argv:
         if arg.startswith("-"):
             return None  # a top-level option (e.g. --help): every command is needed
-        module = f"controllers.commands.{arg}"
+        module = f"ocm_rollout.cli.commands.{arg}"
         return arg if module in COMMAND_MODULES else None
     return None
 
@@ -42,7 +42,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        if only is not None and name != f"controllers.commands.{only}":
+        if only is not None and name != f"ocm_rollout.cli.commands.{only}":
             continue
         try:
             module = importlib.import_module(name)

@@ -17,8 +17,8 @@ import kubernetes
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from api import constants
-from controllers.runtime.fencing import UNFENCED, WriteFence
+from ocm_rollout.api import constants
+from ocm_rollout.client.fencing import UNFENCED, WriteFence
 
 JSON = dict[str, Any]
 
@@ -70,7 +70,7 @@ CLUSTER_MANAGEMENT_ADDONS = Resource(
 )
 MANAGED_CLUSTER_ADDONS = Resource(ADDON_GROUP, "v1alpha1", "managedclusteraddons", "ManagedClusterAddOn")
 ADDON_DEPLOYMENT_CONFIGS = Resource(ADDON_GROUP, "v1alpha1", "addondeploymentconfigs", "AddOnDeploymentConfig")
-# Template revisions of ManifestWorkReplicaSets (controllers.workset.revisions).
+# Template revisions of ManifestWorkReplicaSets (ocm_rollout.controllers.workset.revisions).
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from api import crdgen
+from ocm_rollout.api import crdgen
 
 DEFAULT_DIR = Path("crds")
 

@@ -14,7 +14,7 @@ it is sent:
   (5 s by default). Each admitted write is given that much time at most (its request timeout):
   a request not answered by then is abandoned by the client.
 
-Together with the rollout fence on the owner object (``controllers.rollout.reservations``),
+Together with the rollout fence on the owner object (``ocm_rollout.controllers.rollout.reservations``),
 which needs no timing at all, this is what keeps a lost leader from widening a rollout.
 Without leader election there is no fence (``UNFENCED``).
 """

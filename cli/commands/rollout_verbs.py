@@ -15,14 +15,18 @@ from typing import Any, Literal
 
 import yaml
 
-from api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_PAUSED, ANNOTATION_ROLLOUT_RETRY
-from controllers.common.wire import JSON, annotations_of, name_of
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import (
+    ANNOTATION_ROLLOUT_ABORT,
+    ANNOTATION_ROLLOUT_PAUSED,
+    ANNOTATION_ROLLOUT_RETRY,
+)
+from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     MANIFEST_WORK_REPLICA_SETS,
     Resource,
 )
-from controllers.workset.revisions import (
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, name_of
+from ocm_rollout.controllers.workset.revisions import (
     by_number,
     live_history,
     number_of,
@@ -30,7 +34,7 @@ from controllers.workset.revisions import (
     revision_name,
     template_of,
 )
-from controllers.workset.template import spec_equals_template
+from ocm_rollout.controllers.workset.template import spec_equals_template
 
 Kind = Literal["mwrs", "addon"]
 KINDS: tuple[Kind, ...] = ("mwrs", "addon")
@@ -105,7 +109,7 @@ def is_paused(target: Target, obj: Mapping[str, Any]) -> bool:
 
 
 def same_template(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> bool:
-    """The workset controller's comparison (``controllers.workset.template``): key order, and fields
+    """The workset controller's comparison (``ocm_rollout.controllers.workset.template``): key order, and fields
     at their zero value, do not count."""
     if left is None or right is None:
         return left is right

@@ -35,15 +35,15 @@ from typing import Any
 
 import yaml
 
-from api.cluster_v1 import ManagedCluster
-from api.cluster_v1alpha1 import AddOnPlacementScore
-from api.cluster_v1beta1 import Placement, PlacementDecision
-from api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from api.meta import InvalidObject, OCMObject
-from controllers.placement.decisions import desired_decisions
-from controllers.placement.explain import explanation
-from controllers.placement.scheduler import ScheduleResult, schedule
-from controllers.placement.snapshot import ClusterView, Snapshot
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.meta import InvalidObject, OCMObject
+from ocm_rollout.controllers.placement.decisions import desired_decisions
+from ocm_rollout.controllers.placement.explain import explanation
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2

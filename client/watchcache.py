@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from controllers.runtime.kube import JSON, Kube, KubeError, Resource
+from ocm_rollout.client.kube import JSON, Kube, KubeError, Resource
 
 log = logging.getLogger(__name__)
 

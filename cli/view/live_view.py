@@ -3,7 +3,7 @@ log line per change otherwise.
 
 It watches what it shows (ManagedClusters, ManifestWorks, Placements, PlacementDecisions,
 ManifestWorkReplicaSets, ClusterManagementAddOns, ManagedClusterAddOns) through its own caches
-and builds each ``sim_view.Snapshot`` incrementally (``sandbox.view_state``):
+and builds each ``sim_view.Snapshot`` incrementally (``ocm_rollout.cli.view.view_state``):
 
 - a cluster's row is computed again only after that cluster or one of its works changed;
 - a ManifestWorkReplicaSet's rollout row only after one of its works, itself, or a Placement or
@@ -26,21 +26,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TextIO
 
-from controllers.runtime.kube import (
-    CLUSTER_MANAGEMENT_ADDONS,
-    JSON,
-    MANAGED_CLUSTER_ADDONS,
-    MANAGED_CLUSTERS,
-    MANIFEST_WORK_REPLICA_SETS,
-    MANIFEST_WORKS,
-    PLACEMENT_DECISIONS,
-    PLACEMENTS,
-    Kube,
-)
-from controllers.runtime.watchcache import Key, WatchCache, key_of
-from controllers.workset.workbuild import owner_for
-from sandbox import sim_view
-from sandbox.sim_view import (
+from ocm_rollout.cli.view import sim_view
+from ocm_rollout.cli.view.sim_view import (
     ClusterRow,
     PlacementRow,
     RolloutRow,
@@ -53,7 +40,20 @@ from sandbox.sim_view import (
     render,
     rollout_row,
 )
-from sandbox.view_state import Budget, Dirty, WorkIndex
+from ocm_rollout.cli.view.view_state import Budget, Dirty, WorkIndex
+from ocm_rollout.client.kube import (
+    CLUSTER_MANAGEMENT_ADDONS,
+    JSON,
+    MANAGED_CLUSTER_ADDONS,
+    MANAGED_CLUSTERS,
+    MANIFEST_WORK_REPLICA_SETS,
+    MANIFEST_WORKS,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+    Kube,
+)
+from ocm_rollout.client.watchcache import Key, WatchCache, key_of
+from ocm_rollout.controllers.workset.workbuild import owner_for
 
 REFRESH_SECONDS = 0.25
 # The add-on part is computed again at most this often (it plans every add-on's rollout over all

@@ -1,7 +1,7 @@
 """The processes ``ocm-rollout up`` starts next to its local hub, and how they are stopped.
 
 ``up`` serves the hub (and the live view) itself; the simulated agents
-(``python -m sandbox.sim_main``) and each controller (``python -m controllers run --controllers
+(``python -m ocm_rollout.sandbox.sim_main``) and each controller (``python -m ocm_rollout.cli run --controllers
 NAME``, the deployment's own command) run as children, so that a fleet of thousands of clusters
 spreads over every core as a real hub, its controllers and its klusterlets do.
 

@@ -1,4 +1,4 @@
-"""`ocm-rollout plan`: run the rollout planner on a JSON document (see controllers.rollout.wire)."""
+"""`ocm-rollout plan`: run the rollout planner on a JSON document (see ocm_rollout.controllers.rollout.wire)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ import json
 import sys
 from typing import Any, NoReturn
 
-from controllers.rollout.explain import ClusterExplanation, PlanExplanation, explain_plan, group_label
-from controllers.rollout.model import RolloutInputError, RolloutPlan
-from controllers.rollout.planner import plan
-from controllers.rollout.timefmt import format_rfc3339
-from controllers.rollout.wire import PlanInput, decode_plan_input, encode_plan
+from ocm_rollout.controllers.rollout.explain import (
+    ClusterExplanation,
+    PlanExplanation,
+    explain_plan,
+    group_label,
+)
+from ocm_rollout.controllers.rollout.model import RolloutInputError, RolloutPlan
+from ocm_rollout.controllers.rollout.planner import plan
+from ocm_rollout.controllers.rollout.timefmt import format_rfc3339
+from ocm_rollout.controllers.rollout.wire import PlanInput, decode_plan_input, encode_plan
 
 EXIT_INPUT_ERROR = 2
 

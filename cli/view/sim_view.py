@@ -3,14 +3,14 @@
 ``build_snapshot`` (pure) condenses the stored objects: per cluster its availability, taints and
 the state of its ManifestWorks; per ManifestWorkReplicaSet its conditions and, per placement and
 decision group, the rollout state of every decided cluster (from
-``controllers.workset.report``); per ClusterManagementAddOn, per placement and decision group,
+``ocm_rollout.controllers.workset.report``); per ClusterManagementAddOn, per placement and decision group,
 the state of every decided cluster's ManagedClusterAddOn against the desired configurations and
-the placement's ``installProgressions`` condition (from ``controllers.addon.report``, through
+the placement's ``installProgressions`` condition (from ``ocm_rollout.controllers.addon.report``, through
 ``addon_part``); per Placement its decision groups. ``render`` draws a snapshot as text for a
 terminal (``limit`` keeps a fleet larger than a screen to a screenful); ``changes`` lists what
 differs between two snapshots, one line each, for a log when stdout is not a terminal. The
 snapshot's parts (``cluster_row``, ``rollout_row``, ``placement_rows``, ``addon_part``) are
-separate functions so that ``sandbox.live_view`` can compute each again only when its inputs
+separate functions so that ``ocm_rollout.cli.view.live_view`` can compute each again only when its inputs
 changed.
 """
 
@@ -23,10 +23,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api import constants
-from controllers.addon.configs import placement_ref, placement_strategies
-from controllers.addon.inputs import PlacementInput
-from controllers.addon.report import (
+from ocm_rollout.api import constants
+from ocm_rollout.client.kube import (
+    JSON,
+)
+from ocm_rollout.client.watchcache import key_of
+from ocm_rollout.controllers.addon.configs import placement_ref, placement_strategies
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.report import (
     FAILED_STATE,
     STATES,
     TIMED_OUT_STATE,
@@ -35,12 +39,8 @@ from controllers.addon.report import (
     PlacementReport,
     build_addon_report,
 )
-from controllers.runtime.kube import (
-    JSON,
-)
-from controllers.runtime.watchcache import key_of
-from controllers.workset.report import Report, build_report
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.controllers.workset.report import Report, build_report
+from ocm_rollout.controllers.workset.workbuild import owner_for
 
 # Failed or timed-out clusters whose reason the screen lists, per decision group of an add-on.
 SHOWN_ADDON_FAILURES = 5
@@ -291,7 +291,7 @@ def addon_part(
     now: datetime,
 ) -> AddonPart:
     """Per ClusterManagementAddOn, its configuration rollout as ``ocm-rollout status`` reports it
-    (pure; the same inputs as ``controllers.commands.status``, from whatever the caller holds)."""
+    (pure; the same inputs as ``ocm_rollout.cli.commands.status``, from whatever the caller holds)."""
     if not cmas:
         return AddonPart()
     names = {str((c.get("metadata") or {}).get("name") or "") for c in cmas}

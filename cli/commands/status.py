@@ -18,10 +18,8 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT
-from controllers.addon.inputs import PlacementInput
-from controllers.addon.report import build_addon_report, render_addon_report
-from controllers.runtime.kube import (
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
     MANAGED_CLUSTER_ADDONS,
@@ -32,9 +30,11 @@ from controllers.runtime.kube import (
     Kube,
     KubeError,
 )
-from controllers.runtime.operator import KubeconfigError, load_client
-from controllers.workset.report import build_report, render_report
-from controllers.workset.workbuild import belongs_to, owner_for
+from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.report import build_addon_report, render_addon_report
+from ocm_rollout.controllers.workset.report import build_report, render_report
+from ocm_rollout.controllers.workset.workbuild import belongs_to, owner_for
 
 DEFAULT_KUBECONFIG = os.path.join(".ocm-rollout", "kubeconfig")
 CLEAR_SCREEN = "\x1b[H\x1b[2J"

@@ -24,11 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_RETRY
-from controllers.addon import abort as addon_abort
-from controllers.addon.configs import build_graph
-from controllers.commands.rollout_verbs import Change, RolloutError, Target
-from controllers.common.wire import annotations_of
+from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_RETRY
+from ocm_rollout.cli.commands.rollout_verbs import Change, RolloutError, Target
+from ocm_rollout.controllers.addon import abort as addon_abort
+from ocm_rollout.controllers.addon.configs import build_graph
+from ocm_rollout.controllers.common.wire import annotations_of
 
 
 @dataclass(frozen=True)

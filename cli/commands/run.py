@@ -12,8 +12,10 @@ import signal
 import sys
 from dataclasses import dataclass
 
-from controllers.runtime import fencing, health, leader, metrics, operator, registry
-from controllers.runtime import logging as runtime_logging
+from ocm_rollout.client import fencing
+from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.controllers.runtime import health, leader, metrics, operator, registry
 
 log = logging.getLogger("controllers.run")
 
@@ -196,8 +198,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     except health.BindAddressError as exc:
         raise UsageError(str(exc)) from None
     try:
-        operator.load_client(args.kubeconfig)
-    except operator.KubeconfigError as exc:
+        load_client(args.kubeconfig)
+    except KubeconfigError as exc:
         raise UsageError(str(exc)) from None
     namespaces = sorted(set(args.namespaces)) if args.namespaces else None
     if namespaces is not None and any(not ns.strip() for ns in namespaces):
@@ -324,7 +326,7 @@ async def _run_unelected(config: RunConfig, state: health.RunState, stop: asynci
 async def _run_elected(config: RunConfig, state: health.RunState, stop: asyncio.Event) -> int:
     lease_key = f"{config.lease_namespace}/{config.lease_name}"
     client = leader.LeaseClient(
-        operator.load_client(config.kubeconfig),
+        load_client(config.kubeconfig),
         name=config.lease_name,
         namespace=config.lease_namespace,
         timeout=config.timings.renew_deadline,

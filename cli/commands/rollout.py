@@ -47,8 +47,8 @@ from typing import Any
 
 import kubernetes
 
-from api.constants import LABEL_MANIFESTWORK_REPLICASET
-from controllers.commands.rollout_verbs import (
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.cli.commands.rollout_verbs import (
     KINDS,
     Change,
     RolloutError,
@@ -65,11 +65,11 @@ from controllers.commands.rollout_verbs import (
     revision_template,
     undo_change,
 )
-from controllers.common.wire import JSON, meta
-from controllers.runtime.kube import CONTROLLER_REVISIONS, Conflict, Kube, KubeError, NotFound
-from controllers.runtime.operator import KubeconfigError, load_client
-from controllers.workset.revisions import owned_by
-from controllers.workset.workbuild import owner_for
+from ocm_rollout.client.kube import CONTROLLER_REVISIONS, Conflict, Kube, KubeError, NotFound
+from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.controllers.common.wire import JSON, meta
+from ocm_rollout.controllers.workset.revisions import owned_by
+from ocm_rollout.controllers.workset.workbuild import owner_for
 
 DEFAULT_KUBECONFIG = os.path.join(".ocm-rollout", "kubeconfig")
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -277,7 +277,7 @@ async def _decide(kube: Kube, target: Target, args: argparse.Namespace) -> Chang
     if target.kind == "addon":
         # The add-on manager's own definitions; imported here so that the other verbs never
         # depend on them.
-        from controllers.commands import rollout_addon
+        from ocm_rollout.cli.commands import rollout_addon
 
         decide = rollout_addon.abort_change if args.verb == "abort" else rollout_addon.retry_change
         return decide(target, obj, args.placement)

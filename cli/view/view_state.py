@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from api import constants
+from ocm_rollout.api import constants
 
 JSON = dict[str, Any]
 WorkKey = tuple[str, str]

@@ -1,17 +1,17 @@
 """``ocm-rollout up``: the local hub, simulated managed clusters and the controllers.
 
-Serves the embedded API server (``sandbox.server.LocalHub``) in this process, writes a kubeconfig
+Serves the embedded API server (``ocm_rollout.sandbox.server.LocalHub``) in this process, writes a kubeconfig
 for it (mode 0600) and starts, each in a process of its own as in a real deployment
 (``up_children``), so that a fleet of thousands of clusters uses every core:
 
-- the simulated agents (``python -m sandbox.sim_main``: registration, heartbeats, work and add-on
-  agents), shaped by ``--profile`` (``sandbox.sim_profile``);
-- each controller of this build (``controllers.runtime.registry``) as ``ocm-rollout run
+- the simulated agents (``python -m ocm_rollout.sandbox.sim_main``: registration, heartbeats, work and add-on
+  agents), shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``);
+- each controller of this build (``ocm_rollout.controllers.runtime.registry``) as ``ocm-rollout run
   --controllers NAME`` (no leader election: it is the only replica); the placement controller
   serves its debug endpoint (``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port
   ``--debug-port`` (0, the default, picks a free one); the start banner prints the URL;
 
-and, unless ``--no-view``, a live view (``sandbox.live_view``) of clusters, ManifestWorkReplicaSet
+and, unless ``--no-view``, a live view (``ocm_rollout.cli.view.live_view``) of clusters, ManifestWorkReplicaSet
 and add-on rollouts and placements: redrawn in place on a terminal, one line per change otherwise.
 It is computed incrementally and at a bounded rate, so it stays a small share of this process.
 
@@ -35,13 +35,14 @@ from typing import Any, TextIO
 
 from kubernetes.client import ApiClient
 
-from controllers.commands.up_children import Child, python_module, stop_all
-from controllers.runtime import logging as runtime_logging
-from controllers.runtime import operator, registry
-from controllers.runtime.kube import Kube
-from sandbox.live_view import LiveView
-from sandbox.server import LocalHub
-from sandbox.sim_profile import Profile, ProfileError, load_profile
+from ocm_rollout.cli.commands.up_children import Child, python_module, stop_all
+from ocm_rollout.cli.view.live_view import LiveView
+from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.runtime import registry
+from ocm_rollout.sandbox.server import LocalHub
+from ocm_rollout.sandbox.sim_profile import Profile, ProfileError, load_profile
 
 log = logging.getLogger("controllers.up")
 
@@ -148,7 +149,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _client(kubeconfig: Path) -> ApiClient:
     """A client for the hub with a pool large enough for the agents' concurrent requests."""
-    configuration = operator.load_client(str(kubeconfig)).configuration
+    configuration = load_client(str(kubeconfig)).configuration
     configuration.connection_pool_maxsize = CLIENT_POOL_SIZE
     return ApiClient(configuration)
 
@@ -184,7 +185,9 @@ def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | 
     """The banner's debug entry: the placement debug URL, with NAMESPACE/NAME to fill in."""
     if address is None or "placement" not in names:
         return None
-    from controllers.placement.operator import DEBUG_PATH  # present: parse_controller_names checked
+    from ocm_rollout.controllers.placement.operator import (
+        DEBUG_PATH,  # present: parse_controller_names checked
+    )
 
     return f"http://{address[0]}:{address[1]}{DEBUG_PATH}/NAMESPACE/NAME"
 
@@ -196,7 +199,7 @@ def _controller_argv(name: str, kubeconfig: Path, log_level: str, debug_address:
     if debug_address is not None and name == "placement":
         debug = f"{debug_address[0]}:{debug_address[1]}"
     return python_module(
-        "controllers", "run", "--controllers", name, "--kubeconfig", str(kubeconfig), "--no-leader-elect",
+        "ocm_rollout.cli", "run", "--controllers", name, "--kubeconfig", str(kubeconfig), "--no-leader-elect",
         "--health-bind-address", "0", "--metrics-bind-address", "0", "--debug-bind-address", debug,
         "--log-level", log_level,
     )
@@ -207,7 +210,7 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
     agents = ["--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level]
     if args.profile:
         agents += ["--profile", str(Path(args.profile).expanduser().absolute())]
-    children = [Child("the simulated agents", python_module("sandbox.sim_main", *agents))]
+    children = [Child("the simulated agents", python_module("ocm_rollout.sandbox.sim_main", *agents))]
     for name in names:
         children.append(
             Child(f"the {name} controller", _controller_argv(name, kubeconfig, args.log_level, debug_address))

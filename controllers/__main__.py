@@ -1,7 +1,0 @@
-"""Allow `python -m controllers`."""
-
-import sys
-
-from controllers.cli import main
-
-sys.exit(main())
