@@ -1,5 +1,5 @@
-"""Spec hashes of add-on configuration objects (ADDON.md 5.4) and the config-spec-hash map of a
-ManagedClusterAddOn (ADDON.md 1).
+"""Spec hashes of add-on configuration objects (docs/behaviour/addons.md 5.4) and the config-spec-hash map of a
+ManagedClusterAddOn (docs/behaviour/addons.md 1).
 
 In: a configuration object as the API server stores it (a JSON dict), or an MCA. Out: the text
 Go's ``encoding/json`` would write for the same value once Kubernetes decoded it (``go_json``),

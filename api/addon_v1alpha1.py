@@ -254,7 +254,7 @@ class ClusterManagementAddOn(OCMObject):
 def is_lifecycle_managed(cma: Mapping[str, Any]) -> bool:
     """Whether the hub's add-on manager owns the lifecycle of this ClusterManagementAddOn (as
     stored: a JSON dict): its lifecycle annotation is absent or exactly ``addon-manager``; any other
-    value (``self``, ``""``, ...) means the add-on manages itself (ADDON.md 3)."""
+    value (``self``, ``""``, ...) means the add-on manages itself (docs/behaviour/addons.md 3)."""
     metadata = cma.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     if not isinstance(annotations, Mapping):

@@ -735,7 +735,7 @@ GroupSize = Annotated[
 
 The CRD carries OCM's pattern, so the API server rejects new values outside it; the model
 accepts any integer or string, because a Placement stored before that rule existed can hold one
-("25", "150%", "1e400%", "abc"), and SCHEDULING.md §6 says what the scheduler makes of it
+("25", "150%", "1e400%", "abc"), and docs/behaviour/scheduling.md §6 says what the scheduler makes of it
 (``ocm_rollout.controllers.placement.groups.group_length``: a group length, or Misconfigured)."""
 
 

@@ -14,7 +14,7 @@ resolution, every filter's output and every prioritizer's scores.
 Objects are read as an API server may have stored them: a Placement created before a CRD rule
 existed is scheduled as the controller would schedule it, not rejected. A ``configurations``
 entry without ``scoreCoordinate``, or a ``clustersPerDecisionGroup`` outside the CRD's pattern
-(``"25"``, ``"150%"``, ``"1e400%"``), is handled as SCHEDULING.md §4 and §6 say: a group length,
+(``"25"``, ``"150%"``, ``"1e400%"``), is handled as docs/behaviour/scheduling.md §4 and §6 say: a group length,
 or a ``PlacementMisconfigured`` condition with the scheduler's message.
 
 Exit status: 0 on success (a misconfigured Placement is not an error: it shows in its

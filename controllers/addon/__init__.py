@@ -1,2 +1,2 @@
-"""The hub add-on manager (ADDON.md): install strategy and MCA lifecycle, configuration
+"""The hub add-on manager (docs/behaviour/addons.md): install strategy and MCA lifecycle, configuration
 references and rollout, MCA Progressing. Pure cores (no I/O) beside the kopf shell ``operator``."""

@@ -7,7 +7,7 @@ reconcile asks for it and the API server's discovery says it serves it. Each cac
 ``on_change(group, resource, object)`` for every change, so the controller re-queues what
 depends on that object.
 
-``spec_hash`` answers the hash of a stored configuration (ADDON.md 5.4), memoised per object
+``spec_hash`` answers the hash of a stored configuration (docs/behaviour/addons.md 5.4), memoised per object
 version: ``""`` for an object that does not exist, None for a type the API server does not
 serve (or that is still being listed), which the core reads as "keep the hash already recorded".
 """

@@ -1,5 +1,5 @@
 """The configuration rollout of one ClusterManagementAddOn (CMA): which ManagedClusterAddOns (MCAs)
-get their desired configurations now, and the CMA's per-placement progress (ADDON.md 7, 8, 10, 11).
+get their desired configurations now, and the CMA's per-placement progress (docs/behaviour/addons.md 7, 8, 10, 11).
 
 What flows through ``plan_config_rollout``: the CMA (its status already built by
 ``configs.cma_status_references``), its MCAs by cluster, its placements' inputs, the reservation
@@ -24,7 +24,7 @@ ToApply MCA sorting before an in-flight one could take its slot; the two agree w
 list is not cut by the batch size (and always for ProgressivePerGroup and mandatory groups, whose
 walk forgets reported ToApply entries anyway).
 
-Section 7 as ADDON.md states it: any item not desired (or with another desiredConfig) makes an MCA
+Section 7 as docs/behaviour/addons.md states it: any item not desired (or with another desiredConfig) makes an MCA
 ToApply, whatever the other items say; OCM's loop decides by the first item that differs, so an
 MCA whose first item is still being applied and whose second one is stale counts there as
 Progressing (in flight, and never rewritten once it times out).

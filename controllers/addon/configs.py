@@ -1,5 +1,5 @@
 """Which configurations each add-on should have: the ClusterManagementAddOn (CMA) status references
-and the configuration graph (ADDON.md sections 5.1-5.3 and 6).
+and the configuration graph (docs/behaviour/addons.md sections 5.1-5.3 and 6).
 
 What flows through:
 
@@ -58,7 +58,7 @@ HashOf = Callable[[str, str, str, str], str | None]
 GroupResource = tuple[str, str]
 ConfigKey = tuple[str, str, str, str]
 
-DEFAULT_CONFIG_REFERENCES = "defaultconfigReferences"  # sic: v1alpha1 spelling (ADDON.md 12)
+DEFAULT_CONFIG_REFERENCES = "defaultconfigReferences"  # sic: v1alpha1 spelling (docs/behaviour/addons.md 12)
 INSTALL_PROGRESSIONS = "installProgressions"
 
 
@@ -85,7 +85,7 @@ def install_type(cma: Mapping[str, Any]) -> str:
 
 
 def is_manual(cma: Mapping[str, Any]) -> bool:
-    """Manual or empty install type: every MCA is configured by the defaults (ADDON.md 4.1)."""
+    """Manual or empty install type: every MCA is configured by the defaults (docs/behaviour/addons.md 4.1)."""
     return install_type(cma) in ("", INSTALL_STRATEGY_MANUAL)
 
 

@@ -1,4 +1,4 @@
-"""The install strategy and the lifecycle of ManagedClusterAddOns (ADDON.md 3, 4).
+"""The install strategy and the lifecycle of ManagedClusterAddOns (docs/behaviour/addons.md 3, 4).
 
 In: a ClusterManagementAddOn, the Placements of its install strategy with their decision pages
 (``PlacementInput``), the MCAs named like it and the ManagedClusters, all as stored (JSON
@@ -11,7 +11,7 @@ consistent view of every existing placement's decisions. While some placement's 
 final (decision pages being re-paged or not read yet, a spec not scheduled yet, a decision
 without a group index) every delete is held; creates go ahead.
 
-Deviation from ADDON.md 4.2/4.4 (the hub serves only v1alpha1): the controller owner reference
+Deviation from docs/behaviour/addons.md 4.2/4.4 (the hub serves only v1alpha1): the controller owner reference
 names ``addon.open-cluster-management.io/v1alpha1``; references are matched by name, kind and API
 group, so OCM's v1beta1 reference and ours replace each other only when other fields differ.
 """
@@ -253,7 +253,7 @@ def plan_install(
     mcas: Iterable[Mapping[str, Any]],
     clusters: Mapping[str, Mapping[str, Any]],
 ) -> InstallPlan:
-    """The MCAs to create and delete for ``cma`` (ADDON.md 4.2).
+    """The MCAs to create and delete for ``cma`` (docs/behaviour/addons.md 4.2).
 
     ``placements`` maps (namespace, name) of each strategy placement to its input; ``mcas`` are
     the MCAs named like the CMA (others are ignored); ``clusters`` the ManagedClusters by name.

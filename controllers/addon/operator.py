@@ -1,4 +1,4 @@
-"""The add-on manager: the kopf shell around the pure add-on core (ADDON.md).
+"""The add-on manager: the kopf shell around the pure add-on core (docs/behaviour/addons.md).
 
 Three queues, each a level-triggered reconcile over what the caches hold:
 
@@ -89,7 +89,7 @@ log = logging.getLogger(__name__)
 COMPONENT = "addon-manager-controller"
 KIND = "ClusterManagementAddOn"
 MCA_KIND = "ManagedClusterAddOn"
-# Longer recheck times are left to the caches' events, as OCM does (ADDON.md 8).
+# Longer recheck times are left to the caches' events, as OCM does (docs/behaviour/addons.md 8).
 MAX_RECHECK_SECONDS = 10 * 60
 WRITE_CONCURRENCY = 16
 CONFLICT_RETRY_SECONDS = 0.5
@@ -116,7 +116,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _work_key(work: JSON) -> str | None:
-    """The MCA key (``namespace/name``) an add-on ManifestWork reports on (ADDON.md 2)."""
+    """The MCA key (``namespace/name``) an add-on ManifestWork reports on (docs/behaviour/addons.md 2)."""
     labels = labels_of(work)
     addon = labels.get(LABEL_ADDON_NAME)
     if not addon:
@@ -273,7 +273,7 @@ class AddonController:
         finally:
             self.writer.close()
 
-    # -- event mapping (ADDON.md 2) -------------------------------------------------------------------
+    # -- event mapping (docs/behaviour/addons.md 2) -------------------------------------------------------------------
     def _reindex(
         self,
         forward: dict[Any, set[Any]],
@@ -356,11 +356,11 @@ class AddonController:
         if event_type == "DELETED":
             self.cluster_annotations.pop(name, None)
         elif self.cluster_annotations.get(name) != prefixed:
-            # Only a change of the add-on annotations concerns the cluster's MCAs (ADDON.md 4.5).
+            # Only a change of the add-on annotations concerns the cluster's MCAs (docs/behaviour/addons.md 4.5).
             self.cluster_annotations[name] = prefixed
             self.cluster_queue.add(name)
         if event_type in ("", "ADDED", "DELETED"):
-            # A cluster that appears or goes changes which MCAs can be created (ADDON.md 4.2).
+            # A cluster that appears or goes changes which MCAs can be created (docs/behaviour/addons.md 4.2).
             for cma in self.placements_of_cma:
                 self.cma_queue.add(cma)
 
@@ -483,7 +483,7 @@ class AddonController:
             metrics.forget_rollout(KIND, "", name)
             return None
         if is_deleting(body):
-            return None  # its MCAs go by garbage collection of the owner reference (ADDON.md 4.2)
+            return None  # its MCAs go by garbage collection of the owner reference (docs/behaviour/addons.md 4.2)
         try:
             ClusterManagementAddOn.model_validate(body)
         except ValidationError as exc:
@@ -601,7 +601,7 @@ class AddonController:
         return written, failed
 
     async def _install(self, body: JSON, placements: dict[tuple[str, str], PlacementInput]) -> bool:
-        """Create and delete MCAs per the install strategy (ADDON.md 4.2); True to retry later."""
+        """Create and delete MCAs per the install strategy (docs/behaviour/addons.md 4.2); True to retry later."""
         assert self.cluster_cache is not None
         name = name_of(body)
         clusters = _ByName(self.cluster_cache)
@@ -731,7 +731,7 @@ class AddonController:
                 hosted.append(work)
         return own, hosted
 
-    # -- the cluster pass (annotation sync, ADDON.md 4.5) -------------------------------------------------
+    # -- the cluster pass (annotation sync, docs/behaviour/addons.md 4.5) -------------------------------------------------
     async def reconcile_cluster(self, cluster: str) -> float | None:
         assert self.cluster_cache is not None
         obj = self.cluster_cache.get(cluster)

@@ -1,5 +1,5 @@
-"""A ManagedClusterAddOn's ``Progressing`` condition and ``lastAppliedConfig`` (ADDON.md 9), and
-the MCA side of the spec-hash writer (ADDON.md 5.3).
+"""A ManagedClusterAddOn's ``Progressing`` condition and ``lastAppliedConfig`` (docs/behaviour/addons.md 9), and
+the MCA side of the spec-hash writer (docs/behaviour/addons.md 5.3).
 
 In: the MCA as stored (v1alpha1 wire form), the add-on's ManifestWorks in its namespace (and, in
 hosted mode, in its hosting cluster's), the clock; for the hash writer, a lookup of stored
@@ -7,7 +7,7 @@ configuration objects and of the supported configuration types. Out: the MCA's n
 or its new ``status.configReferences``, or None when nothing changes. Pure: the shell lists the
 works, decides whether the CMA is lifecycle-managed, and patches the status.
 
-Two points where this follows ADDON.md's rule order rather than OCM's code:
+Two points where this follows docs/behaviour/addons.md's rule order rather than OCM's code:
 - with several works, a config mismatch on any work (rule 5) wins over a work that is not ready
   (rule 6); OCM stops at whichever its lister returns first;
 - pre-delete hook works are left out before "no addon works" is decided, so an add-on with only
@@ -83,7 +83,7 @@ def _group_resource(item: Mapping[str, Any]) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------------------------------
-# The rules of ADDON.md 9
+# The rules of docs/behaviour/addons.md 9
 # ------------------------------------------------------------------------------------------
 
 
@@ -234,7 +234,7 @@ def progressing_update(
     hosted_works: Sequence[JSON] = (),
     list_error: str | None = None,
 ) -> JSON | None:
-    """The MCA's new ``status`` with ``Progressing`` set per ADDON.md 9 (and, when Completed,
+    """The MCA's new ``status`` with ``Progressing`` set per docs/behaviour/addons.md 9 (and, when Completed,
     ``lastAppliedConfig`` of every configReferences item), or None when nothing changes.
 
     ``works``/``hosted_works`` as in ``addon_works``. ``list_error``: the works could not be
@@ -255,7 +255,7 @@ def progressing_update(
 
 
 # ------------------------------------------------------------------------------------------
-# The MCA side of the spec-hash writer (ADDON.md 5.3)
+# The MCA side of the spec-hash writer (docs/behaviour/addons.md 5.3)
 # ------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The placement scheduler and controller (spec: SCHEDULING.md).
+"""The placement scheduler and controller (spec: docs/behaviour/scheduling.md).
 
 Pure core (no I/O, explicit ``now``):
 - ``snapshot``: the typed input of a pass (parsed models, per-cluster views, decision counts).

@@ -1,4 +1,4 @@
-"""The placement controller: the kopf shell around the pure scheduler (SCHEDULING.md §9).
+"""The placement controller: the kopf shell around the pure scheduler (docs/behaviour/scheduling.md §9).
 
 Informers cache ManagedClusters, ManagedClusterSets, ManagedClusterSetBindings, Placements,
 PlacementDecisions and AddOnPlacementScores. Every change re-queues exactly the Placements it
@@ -22,7 +22,7 @@ PlacementMisconfigured, and tries again with back-off.
 Placements are also re-run every 10 minutes (OCM's informer resync), and those with AddOn
 prioritizers every 5 minutes. It reads ManagedClusterSetBindings but never writes their
 status: their ``Bound`` condition belongs to OCM's registration hub controller (played by the
-simulation in the local hub), and scheduling does not consult it (SCHEDULING.md §2.1).
+simulation in the local hub), and scheduling does not consult it (docs/behaviour/scheduling.md §2.1).
 
 The debug endpoint (§10) is published as aiohttp routes under
 ``context.extras["http_routes"]``; ``ocm-rollout run``/``up`` serve them on the debug address.

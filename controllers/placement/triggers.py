@@ -1,4 +1,4 @@
-"""Which Placements a change can affect (SCHEDULING.md §9, "Other triggers").
+"""Which Placements a change can affect (docs/behaviour/scheduling.md §9, "Other triggers").
 
 - a ManagedCluster: the Placements reached through the cluster's sets (its old and new labels
   both count), then the bindings of those sets, then the Placements in the bindings'

@@ -1,7 +1,7 @@
 """The rollout planner shared by the ManifestWorkReplicaSet controller and the addon manager.
 
 Pure logic (no I/O, the clock is an argument) reproducing OCM's rollout handler as specified in
-ROLLOUT.md. Typical use::
+docs/behaviour/rollout.md. Typical use::
 
     from ocm_rollout.controllers.rollout import ClusterRolloutStatus, DecisionGroup, plan_rollout
 

@@ -1,4 +1,4 @@
-"""The rollout planner: OCM's rollout handler as specified by ROLLOUT.md sections 4 to 11.
+"""The rollout planner: OCM's rollout handler as specified by docs/behaviour/rollout.md sections 4 to 11.
 
 Pure: no I/O, the clock is an argument. Both consumers (the ManifestWorkReplicaSet controller
 and the addon manager) call ``plan_rollout`` with the ``rolloutStrategy`` of a placement

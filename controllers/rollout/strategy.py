@@ -1,4 +1,4 @@
-"""Decoding a rollout strategy from its API form (ROLLOUT.md sections 2 and 3).
+"""Decoding a rollout strategy from its API form (docs/behaviour/rollout.md sections 2 and 3).
 
 Order of checks: ``type`` (with ``rolloutType``, its older spelling: read as ``type`` when
 ``type`` is unset, and when both are set they must agree); then the JSON shapes of the fields of
@@ -9,7 +9,7 @@ shape here; its value is validated by the planner when it reaches the non-mandat
 A strategy with neither ``type`` nor ``rolloutType`` is ``absent_type``: All for a
 ``rolloutStrategy`` read from an API object (what OCM's CRD defaulting of ``type`` gives; our CRD
 no longer defaults ``type``, see ocm_rollout.api.cluster_v1alpha1.RolloutStrategy), an error naming ``type``
-for the input of ``ocm-rollout plan`` (ROLLOUT.md section 2).
+for the input of ``ocm-rollout plan`` (docs/behaviour/rollout.md section 2).
 """
 
 from __future__ import annotations

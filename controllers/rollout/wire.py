@@ -153,7 +153,7 @@ def decode_plan_input(document: Any) -> PlanInput:
     if document.get("now") is None:
         raise RolloutInputError("now", "is required (an RFC 3339 time such as 2024-05-01T10:00:00Z)")
     now_ns = _time(document["now"], "now")
-    # ROLLOUT.md section 2: in this contract an absent type is an error naming type.
+    # docs/behaviour/rollout.md section 2: in this contract an absent type is an error naming type.
     strategy = decode_strategy(document.get("strategy"), "strategy", absent_type=None)
     groups = decode_groups(_list(document, "decisionGroups"))
     existing = decode_existing(_list(document, "existing"))

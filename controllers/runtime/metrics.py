@@ -44,7 +44,7 @@ from ocm_rollout.api import constants
 
 PREFIX: Final = "ocm_rollout_"
 
-# The per-cluster rollout statuses of the rollout planner (ROLLOUT.md / MWRS.md section 7).
+# The per-cluster rollout statuses of the rollout planner (docs/behaviour/rollout.md / docs/behaviour/mwrs.md section 7).
 ROLLOUT_STATUSES: Final = constants.ROLLOUT_STATUSES
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)

@@ -1,5 +1,5 @@
 """The status of a ManifestWorkReplicaSet from a deploy plan and what writing it achieved
-(MWRS.md 5.3 after the loop, and 6): ``placementSummary``, ``summary`` and the conditions
+(docs/behaviour/mwrs.md 5.3 after the loop, and 6): ``placementSummary``, ``summary`` and the conditions
 ``PlacementVerified``, ``PlacementRolledOut`` and ``ManifestworkApplied`` with OCM's reasons.
 
 Improvements over OCM (see the README's compatibility section):
@@ -195,7 +195,7 @@ def failure_reason(failures: Sequence[WriteFailure]) -> str:
 
 
 def count_work_conditions(works: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Per-work conditions that are True, regardless of observedGeneration (MWRS.md 6)."""
+    """Per-work conditions that are True, regardless of observedGeneration (docs/behaviour/mwrs.md 6)."""
     counts = {"applied": 0, "progressing": 0, "available": 0, "degraded": 0}
     names = {
         WORK_CONDITION_APPLIED: "applied",

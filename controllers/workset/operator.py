@@ -1,6 +1,6 @@
 """The ManifestWorkReplicaSet controller: the kopf shell around the pure core.
 
-One pass per MWRS key (MWRS.md 3): finalize (4) or add the finalizer, then deploy (5) and
+One pass per MWRS key (docs/behaviour/mwrs.md 3): finalize (4) or add the finalizer, then deploy (5) and
 status (6), then patch the status only if it changed, record the rollout's events, and ask to
 be looked at again when the planner's recheck time comes (8).
 
@@ -99,7 +99,7 @@ log = logging.getLogger(__name__)
 
 COMPONENT = "manifestworkreplicaset-controller"
 KIND = "ManifestWorkReplicaSet"
-# Longer recheck times are left to the informers' resync, as OCM does (MWRS.md 8).
+# Longer recheck times are left to the informers' resync, as OCM does (docs/behaviour/mwrs.md 8).
 MAX_RECHECK_SECONDS = 30 * 60
 # Works written at once by one pass (creates and patches run concurrently up to this many).
 WRITE_CONCURRENCY = 16
@@ -202,7 +202,7 @@ class WorksetController:
         self.kube = context.kube
         self.writer = ConcurrentWriter(context.kube, WRITE_CONCURRENCY, name="workset-write")
         self.queue: WorkQueue[str] = WorkQueue("workset", on_depth=context.on_queue_depth)
-        # Finished-work garbage collection (MWRS.md 9), keyed "namespace/name" of a work.
+        # Finished-work garbage collection (docs/behaviour/mwrs.md 9), keyed "namespace/name" of a work.
         self.ttl_queue: WorkQueue[str] = WorkQueue("workset-ttl", on_depth=context.on_queue_depth)
         self.recorder = EventRecorder(context.kube, COMPONENT)
         self.informers: InformerSet | None = None
@@ -289,7 +289,7 @@ class WorksetController:
         await self.work_cache.synced.wait()
         await run_workers(self.ttl_queue, self.reconcile_ttl, workers=1, on_result=self.context.on_reconcile)
 
-    # -- event mapping (cross-resource triggers, MWRS.md 2) ----------------------------------
+    # -- event mapping (cross-resource triggers, docs/behaviour/mwrs.md 2) ----------------------------------
     def on_mwrs(self, event_type: str, obj: JSON) -> None:
         key = f"{namespace_of(obj)}/{name_of(obj)}"
         if event_type == "DELETED":
@@ -372,7 +372,7 @@ class WorksetController:
                 self.queue.add(f"{namespace}/{name_of(body)}")
 
     async def reconcile_ttl(self, key: str) -> float | None:
-        """Delete a finished work once its ttlSecondsAfterFinished has passed (MWRS.md 9)."""
+        """Delete a finished work once its ttlSecondsAfterFinished has passed (docs/behaviour/mwrs.md 9)."""
         namespace, _, name = key.partition("/")
         work = self.work_cache.get(name, namespace)
         if work is None:
@@ -506,7 +506,7 @@ class WorksetController:
             return await self._finalize(key, body, owner)
         finalizers = list(meta(body).get("finalizers") or [])
         if FINALIZER_MANIFESTWORK_REPLICASET_CLEANUP not in finalizers:
-            # This pass writes nothing else (MWRS.md 3). The next one follows at once: it reads
+            # This pass writes nothing else (docs/behaviour/mwrs.md 3). The next one follows at once: it reads
             # the patched object from the overlay instead of waiting for the watch event.
             patched = await self._patch_mwrs(
                 body,

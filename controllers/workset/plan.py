@@ -1,4 +1,4 @@
-"""The deploy step of a ManifestWorkReplicaSet as a pure plan (MWRS.md 5.2 and 5.3).
+"""The deploy step of a ManifestWorkReplicaSet as a pure plan (docs/behaviour/mwrs.md 5.2 and 5.3).
 
 Given the MWRS, its Placements and PlacementDecisions, the works it owns (as stored) and
 ``now``, decide which works to create, patch and delete, per placementRef, by running the

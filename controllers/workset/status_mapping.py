@@ -1,4 +1,4 @@
-"""ManifestWork status -> the rollout status the planner consumes (MWRS.md 5.4), with two
+"""ManifestWork status -> the rollout status the planner consumes (docs/behaviour/mwrs.md 5.4), with two
 improvements over OCM:
 
 1. A work that carries no ``Progressing`` condition at all is judged from ``Applied`` and

@@ -1,4 +1,4 @@
-"""Does a ManifestWork's spec equal the ManifestWorkReplicaSet's template? (MWRS.md 5.5)
+"""Does a ManifestWork's spec equal the ManifestWorkReplicaSet's template? (docs/behaviour/mwrs.md 5.5)
 
 - Every manifest is compared as a JSON object after dropping ``metadata.creationTimestamp`` and
   ``spec.template.metadata.creationTimestamp``; inside a manifest a missing key differs from an

@@ -1,4 +1,4 @@
-"""Building the ManifestWork a ManifestWorkReplicaSet wants on one cluster (MWRS.md 5.6, 5.7).
+"""Building the ManifestWork a ManifestWorkReplicaSet wants on one cluster (docs/behaviour/mwrs.md 5.6, 5.7).
 
 - Namespace = cluster; name = the existing work's name for this (cluster, placement), else
   ``generateName: <mwrs name>`` (the API server appends five random characters).

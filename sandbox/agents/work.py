@@ -1,6 +1,6 @@
 """What a simulated work agent writes for one ManifestWork (pure: no I/O, ``now`` is an argument).
 
-The agent follows ``spec/WORK-AGENT.md``:
+The agent follows ``docs/behaviour/work-agent.md``:
 
 1. It first adds the ``cluster.open-cluster-management.io/manifest-work-cleanup`` finalizer;
    nothing is applied or reported before that. A work whose ``Complete`` condition is True is

@@ -2,7 +2,7 @@
 
 A Placement created before the CRD required ``scoreCoordinate`` or restricted
 ``clustersPerDecisionGroup`` to a pattern can be exported from a hub as it is stored. The command
-schedules it as the controller would (SCHEDULING.md §4, §6, §11): exit 0, and the problem is in
+schedules it as the controller would (docs/behaviour/scheduling.md §4, §6, §11): exit 0, and the problem is in
 its PlacementMisconfigured condition.
 """
 

@@ -1,4 +1,4 @@
-"""ADDON.md 13 scenarios 9-15 and 23 (configuration references and spec hashes) on the local
+"""docs/behaviour/addons.md 13 scenarios 9-15 and 23 (configuration references and spec hashes) on the local
 hub, through the real kopf operator."""
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ class AddonEnv(ControllerEnv):
             if (e.get("involvedObject") or {}).get("name") == name
         ]
 
-    # -- the hand-driven add-on agent (ADDON.md 9: what the per-add-on framework does) -------------
+    # -- the hand-driven add-on agent (docs/behaviour/addons.md 9: what the per-add-on framework does) -------------
     def manifest_applied(self, cluster: str, name: str) -> None:
         """Set the MCA's ManifestApplied condition True (read-modify-write with its resourceVersion)."""
 

@@ -1,4 +1,4 @@
-"""ADDON.md 13 scenarios 1-8 and 23 (install strategy and MCA lifecycle) on the local hub,
+"""docs/behaviour/addons.md 13 scenarios 1-8 and 23 (install strategy and MCA lifecycle) on the local hub,
 through the real kopf operator, plus the install improvements (no churn on re-paging, events
 when a hand-made MCA is deleted)."""
 

@@ -1,4 +1,4 @@
-"""ADDON.md 13 scenarios 16-22 and 24 (configuration rollout through the placements' strategies)
+"""docs/behaviour/addons.md 13 scenarios 16-22 and 24 (configuration rollout through the placements' strategies)
 on the local hub, through the real kopf operator, with the add-on's framework and agent played by
 hand (as OCM's own integration tests do), plus improvements 1 and 3 of the add-on manager."""
 

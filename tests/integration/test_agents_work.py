@@ -1,4 +1,4 @@
-"""The simulated work agent drives ManifestWork status through the API exactly as WORK-AGENT.md
+"""The simulated work agent drives ManifestWork status through the API exactly as docs/behaviour/work-agent.md
 says: checked with the official client against a local hub, write by write."""
 
 from __future__ import annotations

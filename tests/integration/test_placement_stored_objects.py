@@ -3,7 +3,7 @@
 The current CRD requires ``scoreCoordinate`` in every ``prioritizerPolicy.configurations`` entry
 and restricts ``clustersPerDecisionGroup`` to a pattern, so the hub refuses to create such a
 Placement today. One created before those rules is still stored, and OCM's controller schedules
-it: Misconfigured with SCHEDULING.md's message (§4, §6), not a parse failure.
+it: Misconfigured with docs/behaviour/scheduling.md's message (§4, §6), not a parse failure.
 
 To store such an object the test does what a hub that has not had its CRDs upgraded does: it
 replaces the Placement CRD with one without those two rules (an isolated hub, so no other test

@@ -179,7 +179,7 @@ def test_failures_beyond_max_failures_stop_the_rollout(agents: Env) -> None:
 
 
 def test_real_agent_without_condition_rules_completes(agents: Env) -> None:
-    """MWRS.md scenario 22 with improvement 1: OCM's agent writes no Progressing, yet the rollout
+    """docs/behaviour/mwrs.md scenario 22 with improvement 1: OCM's agent writes no Progressing, yet the rollout
     completes (OCM would stay at PlacementRolledOut False forever)."""
     ns = rollout(agents, "web", ["cluster55", "cluster56"], {"type": "Progressive",
                                                               "progressive": {"maxConcurrency": 1}})

@@ -1,4 +1,4 @@
-"""MWRS.md section 11 acceptance scenarios on the local hub, through the real kopf operator.
+"""docs/behaviour/mwrs.md section 11 acceptance scenarios on the local hub, through the real kopf operator.
 
 Work status is written by hand where a scenario needs exact control (as OCM's own integration
 tests do); ``test_workset_agents.py`` drives rollouts with the simulated work agent.

@@ -1,6 +1,6 @@
 """Builders for the add-on configuration tests: CMAs, MCAs, Placements and decisions as the API
 server stores them (v1alpha1), a hash lookup, and a tiny simulation of the rest of the system
-(writing the plan back, the add-on agent reporting Progressing) to drive ADDON.md 13 step by step.
+(writing the plan back, the add-on agent reporting Progressing) to drive docs/behaviour/addons.md 13 step by step.
 No tests here."""
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ class Hub:
         return plan
 
     def agent(self, clusters: Iterable[str], now: float, *, ready: bool) -> None:
-        """The add-on agent on ``clusters`` (ADDON.md 9, simplified): works ready -> Progressing
+        """The add-on agent on ``clusters`` (docs/behaviour/addons.md 9, simplified): works ready -> Progressing
         False/Completed and lastApplied := desired; not ready -> Progressing True."""
         for cluster in clusters:
             obj = self.mcas[cluster]

@@ -1,4 +1,4 @@
-"""The configuration rollout (ADDON.md 7, 8, 10, 11 and 13), improvement 1, incomplete decisions
+"""The configuration rollout (docs/behaviour/addons.md 7, 8, 10, 11 and 13), improvement 1, incomplete decisions
 and the rollout fence."""
 
 from __future__ import annotations
@@ -407,7 +407,7 @@ def test_scenario_15_duplicate_own_configs_give_one_item_and_a_rename_starts_fre
 
 
 def _fleet() -> Hub:
-    """ADDON.md 13.16 fixture: All, 4 clusters in 2 decision groups, placement config ``test-config``."""
+    """docs/behaviour/addons.md 13.16 fixture: All, 4 clusters in 2 decision groups, placement config ``test-config``."""
     the_cma = cma(placements=[pstrategy("p1", configs=[cfg("test-config")], rollout=strategy_all())])
     mcas = {c: mca(c) for c in ("c0", "c1", "c2", "c3")}
     return Hub(the_cma, mcas, inputs(("p1", [["c0", "c1"], ["c2", "c3"]])), {(NS, "test-config"): H("test")})

@@ -1,4 +1,4 @@
-"""CMA status references and the configuration graph (ADDON.md 5.1-5.3, 6, 12)."""
+"""CMA status references and the configuration graph (docs/behaviour/addons.md 5.1-5.3, 6, 12)."""
 
 from __future__ import annotations
 

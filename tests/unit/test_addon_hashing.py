@@ -1,4 +1,4 @@
-"""Spec hashes and the config-spec-hash map (ADDON.md 5.4 and 1).
+"""Spec hashes and the config-spec-hash map (docs/behaviour/addons.md 5.4 and 1).
 
 The expected ``go_json`` texts below were produced by Go's ``encoding/json`` (decoding as
 Kubernetes does: whole numbers that fit an int64 stay integers, other numbers are float64);
@@ -30,7 +30,7 @@ ADC = "addondeploymentconfigs"
 
 
 def adc(variable: str, **extra: Any) -> dict[str, Any]:
-    """An AddOnDeploymentConfig as stored after a Go client created it (ADDON.md 5.4)."""
+    """An AddOnDeploymentConfig as stored after a Go client created it (docs/behaviour/addons.md 5.4)."""
     return {
         "apiVersion": f"{ADDON_GROUP}/v1alpha1",
         "kind": "AddOnDeploymentConfig",
@@ -45,7 +45,7 @@ def adc(variable: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-# --- the verified vectors of ADDON.md 5.4 -------------------------------------------------------
+# --- the verified vectors of docs/behaviour/addons.md 5.4 -------------------------------------------------------
 
 
 def test_verified_vector_hashes_the_stored_adc() -> None:

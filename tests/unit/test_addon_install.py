@@ -1,4 +1,4 @@
-"""Install strategy and MCA lifecycle (ADDON.md 3, 4; scenarios 1-8 and 23 of 13)."""
+"""Install strategy and MCA lifecycle (docs/behaviour/addons.md 3, 4; scenarios 1-8 and 23 of 13)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""MCA Progressing and lastAppliedConfig (ADDON.md 9, 11) and the MCA side of the spec-hash
-writer (ADDON.md 5.3; scenarios 9, 11-13, 16-18 of 13)."""
+"""MCA Progressing and lastAppliedConfig (docs/behaviour/addons.md 9, 11) and the MCA side of the spec-hash
+writer (docs/behaviour/addons.md 5.3; scenarios 9, 11-13, 16-18 of 13)."""
 
 from __future__ import annotations
 

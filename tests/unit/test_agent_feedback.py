@@ -1,4 +1,4 @@
-"""Status feedback values (ocm_rollout.sandbox.agents.feedback) as WORK-AGENT.md describes them."""
+"""Status feedback values (ocm_rollout.sandbox.agents.feedback) as docs/behaviour/work-agent.md describes them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The simulated work agent against spec/WORK-AGENT.md (ocm_rollout.sandbox.agents.work, pure)."""
+"""The simulated work agent against docs/behaviour/work-agent.md (ocm_rollout.sandbox.agents.work, pure)."""
 
 from __future__ import annotations
 

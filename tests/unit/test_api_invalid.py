@@ -284,7 +284,7 @@ CASES = [
 ]
 
 # Objects the CRD rejects but the models accept: a Placement stored before the CRD gained the
-# rule can hold them, and SCHEDULING.md says what the scheduler makes of them (§4
+# rule can hold them, and docs/behaviour/scheduling.md says what the scheduler makes of them (§4
 # "scoreCoordinate field is required", §6 group percentages), so the controller and
 # `ocm-rollout schedule` report them in PlacementMisconfigured instead of failing to parse.
 CRD_ONLY_CASES = [

@@ -1,4 +1,4 @@
-"""Every example under examples/ (taken from the OCM documentation seeds) parses through the
+"""Every example under examples/ (taken from the OCM documentation) parses through the
 models and validates against the generated CRD schema, as written and as the models write it."""
 
 from __future__ import annotations
@@ -80,25 +80,6 @@ CURRENT_SPELLING = EXAMPLES / "work" / "manifestworkreplicaset-cronjob.yaml"
 def _load(path: Path) -> dict[str, Any]:
     doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return doc
-
-
-def _seed_text() -> str:
-    """The seed's ManifestWorkReplicaSet example, from the seed document itself (skips if absent)."""
-    seeds = EXAMPLES.parents[1] / "shared" / "seeds"
-    for path in sorted(seeds.glob("*.txt")) if seeds.is_dir() else ():
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for index, line in enumerate(lines):
-            if line == "  name: mwrset-cronjob" and "rolloutType" in "\n".join(lines[index : index + 12]):
-                start = index - 3
-                end = next(i for i in range(index, len(lines)) if "date; echo Hello" in lines[i])
-                return "\n".join(lines[start : end + 1]) + "\n"
-    pytest.skip("the seed document is absent")
-
-
-def test_seed_spelling_example_is_the_seed_verbatim() -> None:
-    text = SEED_SPELLING.read_text(encoding="utf-8")
-    body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
-    assert body == _seed_text()
 
 
 def test_seed_spelling_rollout_type_means_the_same_as_the_example() -> None:

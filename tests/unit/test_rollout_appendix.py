@@ -1,4 +1,4 @@
-"""The behaviours ROLLOUT.md's appendix marks as surprising (OCM's; matched on purpose), one test
+"""The behaviours docs/behaviour/rollout.md's appendix marks as surprising (OCM's; matched on purpose), one test
 each, plus the other surprising consequences of the rules found while implementing them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scalar parsing behind the rollout strategy (ROLLOUT.md sections 2 and 7): Go durations,
+"""Scalar parsing behind the rollout strategy (docs/behaviour/rollout.md sections 2 and 7): Go durations,
 progressDeadline, Go floats, thresholds, RFC 3339 times."""
 
 from __future__ import annotations

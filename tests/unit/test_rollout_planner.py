@@ -1,4 +1,4 @@
-"""The planner, rule by rule (ROLLOUT.md sections 4 to 13), through the JSON contract of
+"""The planner, rule by rule (docs/behaviour/rollout.md sections 4 to 13), through the JSON contract of
 ``ocm-rollout plan`` (``plan_document`` + ``encode_plan``) and, where the Python API matters,
 through ``plan_rollout``."""
 

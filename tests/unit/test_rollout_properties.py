@@ -1,6 +1,6 @@
 """Property tests of the rollout planner over random groups, statuses, times and strategies.
 
-Each test names the invariant of ROLLOUT.md it checks. The expected values are computed here from
+Each test names the invariant of docs/behaviour/rollout.md it checks. The expected values are computed here from
 the specification's definitions (visibility, mandatory selection, window ends, thresholds), not
 from the planner's internals.
 """

@@ -1,4 +1,4 @@
-"""Decoding, errors and the effective strategy (ROLLOUT.md sections 2 and 3)."""
+"""Decoding, errors and the effective strategy (docs/behaviour/rollout.md sections 2 and 3)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def effective(strategy: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("strategy", [{"all": {}}, {"type": None}, {"type": None, "rolloutType": None}])
 def test_absent_type_is_an_error_naming_type_in_the_plan_contract(strategy: Any) -> None:
-    # ROLLOUT.md section 2: the input document of `ocm-rollout plan`.
+    # docs/behaviour/rollout.md section 2: the input document of `ocm-rollout plan`.
     doc = {"now": "2024-05-01T12:00:00Z", "strategy": strategy, "decisionGroups": [], "existing": []}
     with pytest.raises(RolloutStrategyError) as info:
         plan_document(doc)

@@ -1,4 +1,4 @@
-"""cel-go's optional types in celSelector (SCHEDULING.md §3: the environment declares them).
+"""cel-go's optional types in celSelector (docs/behaviour/scheduling.md §3: the environment declares them).
 
 The syntax (``x.?f``, ``x[?k]``, ``[?e]``, ``{?k: v}``), the functions (``optional.of``,
 ``optional.ofNonZeroValue``, ``optional.none``, ``optional.unwrap``, ``hasValue``, ``value``,

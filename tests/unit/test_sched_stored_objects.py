@@ -3,7 +3,7 @@
 The CRD requires ``scoreCoordinate`` and restricts ``clustersPerDecisionGroup`` to a pattern, but
 an object created before those rules (the API server never validated it against them) can lack
 the one or break the other. The models accept such objects, and the scheduler reports them as
-SCHEDULING.md says: §4 Misconfigured "scoreCoordinate field is required", §6 the group-length
+docs/behaviour/scheduling.md says: §4 Misconfigured "scoreCoordinate field is required", §6 the group-length
 messages, or a group length when §6 defines one ("150%", "0%").
 """
 

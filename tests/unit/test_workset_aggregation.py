@@ -1,4 +1,4 @@
-"""Status aggregation (MWRS.md 5.3 after the loop, 6; improvement 2)."""
+"""Status aggregation (docs/behaviour/mwrs.md 5.3 after the loop, 6; improvement 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The per-placement deploy plan (MWRS.md 5.2, 5.3, 5.6) over the shared rollout planner."""
+"""The per-placement deploy plan (docs/behaviour/mwrs.md 5.2, 5.3, 5.6) over the shared rollout planner."""
 
 from __future__ import annotations
 
@@ -284,7 +284,7 @@ def test_template_change_updates_only_the_first_group_under_the_same_names() -> 
 
 def _agent_step(w: dict[str, Any], step: int, now: float) -> None:
     """Rule-driven agent: first update carries Applied, Available and Progressing True together,
-    the next one flips Progressing to False (WORK-AGENT.md recipe 5)."""
+    the next one flips Progressing to False (docs/behaviour/work-agent.md recipe 5)."""
     g = w["metadata"]["generation"]
     if step == 0:
         w["status"]["conditions"] = [cond("Applied", "True", g, at(now)), cond("Available", "True", g, at(now)),

@@ -1,4 +1,4 @@
-"""ManifestWork status -> rollout status (MWRS.md 5.4, improvements 1 and 4)."""
+"""ManifestWork status -> rollout status (docs/behaviour/mwrs.md 5.4, improvements 1 and 4)."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_any_progressing_condition_restores_ocm_rules() -> None:
 
 def test_agent_with_condition_rules_is_never_succeeded_before_progressing_false() -> None:
     """A real agent writes the rule-driven Progressing in the same update as Available, so
-    improvement 1 never reads a rules-driven work as Succeeded early (WORK-AGENT.md, recipe 5)."""
+    improvement 1 never reads a rules-driven work as Succeeded early (docs/behaviour/work-agent.md, recipe 5)."""
     # Generation 1 then a template change to generation 2; each list is one status update.
     updates = [
         (1, [cond("Applied", "True", 1, at(1)), cond("Available", "True", 1, at(1)),

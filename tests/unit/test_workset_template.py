@@ -1,4 +1,4 @@
-"""Template equality (MWRS.md 5.5)."""
+"""Template equality (docs/behaviour/mwrs.md 5.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Finished-work garbage collection decisions (MWRS.md 9)."""
+"""Finished-work garbage collection decisions (docs/behaviour/mwrs.md 9)."""
 
 from __future__ import annotations
 

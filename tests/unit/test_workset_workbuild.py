@@ -1,4 +1,4 @@
-"""Building works (MWRS.md 5.6, 5.7; improvements 3 and 4)."""
+"""Building works (docs/behaviour/mwrs.md 5.6, 5.7; improvements 3 and 4)."""
 
 from __future__ import annotations
 
