@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_DEPLOYMENT_CONFIG_RESOURCE,
     ADDON_TEMPLATE_RESOURCE,
     ANNOTATION_ROLLOUT_ABORT,
@@ -49,7 +49,7 @@ from api.constants import (
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
 )
-from controllers.addon.configs import (
+from ocm_rollout.controllers.addon.configs import (
     Config,
     ConfigKey,
     DesiredConfigs,
@@ -57,7 +57,7 @@ from controllers.addon.configs import (
     last_known_good_desired,
     referent,
 )
-from controllers.common.wire import as_mapping, as_str, mapping_at, mappings_in
+from ocm_rollout.controllers.common.wire import as_mapping, as_str, mapping_at, mappings_in
 
 ANNOTATION = ANNOTATION_ROLLOUT_ABORTED
 CAUSE_MAX_FAILURES = "maxFailures"

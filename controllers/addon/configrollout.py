@@ -8,8 +8,8 @@ references and the ``Configured`` condition), the clusters those writes put in f
 status (``installProgressions`` conditions, lastApplied/lastKnownGood), the reservation record the
 CMA must carry before the MCA writes are sent, when to look again, and a report per placement.
 
-Per placement the shared rollout planner (``controllers.rollout``) chooses the clusters, from the
-MCAs' rollout statuses (section 7). The fence (``controllers.rollout.reservations``), by
+Per placement the shared rollout planner (``ocm_rollout.controllers.rollout``) chooses the clusters, from the
+MCAs' rollout statuses (section 7). The fence (``ocm_rollout.controllers.rollout.reservations``), by
 construction: a cluster whose MCA is given a new desired configuration is first reserved on the
 CMA under ``"<namespace>/<name>"`` of its placement; a reserved cluster whose MCA does not show the
 desired configurations yet counts as in flight for every planner that reads the record.
@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_AVAILABLE,
     ADDON_CONDITION_CONFIGURED,
     ADDON_CONDITION_PROGRESSING,
@@ -82,9 +82,9 @@ from api.constants import (
     REASON_ROLLOUT_ABORTED,
     REASON_ROLLOUT_PAUSED,
 )
-from controllers.addon import abort as aborting
-from controllers.addon.abort import Abort, RevertTarget
-from controllers.addon.configs import (
+from ocm_rollout.controllers.addon import abort as aborting
+from ocm_rollout.controllers.addon.abort import Abort, RevertTarget
+from ocm_rollout.controllers.addon.configs import (
     INSTALL_PROGRESSIONS,
     AddonEntry,
     ConfigGraph,
@@ -97,13 +97,13 @@ from controllers.addon.configs import (
     mca_desired,
     placement_ref,
 )
-from controllers.addon.inputs import PlacementInput
-from controllers.common.decisions import decided_clusters
-from controllers.common.wire import JSON, as_mapping, as_str, format_time, mapping_at, parse_time
-from controllers.rollout.model import ClusterRolloutStatus, DecisionGroup, RolloutInputError, RolloutStatus
-from controllers.rollout.planner import plan_rollout
-from controllers.rollout.reservations import MAX_NEW_PER_PASS, Reservations
-from controllers.rollout.timefmt import to_ns
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.decisions import decided_clusters
+from ocm_rollout.controllers.common.wire import JSON, as_mapping, as_str, format_time, mapping_at, parse_time
+from ocm_rollout.controllers.rollout.model import ClusterRolloutStatus, DecisionGroup, RolloutInputError, RolloutStatus
+from ocm_rollout.controllers.rollout.planner import plan_rollout
+from ocm_rollout.controllers.rollout.reservations import MAX_NEW_PER_PASS, Reservations
+from ocm_rollout.controllers.rollout.timefmt import to_ns
 
 TO_APPLY = RolloutStatus.TO_APPLY
 PROGRESSING = RolloutStatus.PROGRESSING

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from api.addon_v1alpha1 import is_lifecycle_managed
-from api.constants import (
+from ocm_rollout.api.addon_v1alpha1 import is_lifecycle_managed
+from ocm_rollout.api.constants import (
     INSTALL_STRATEGY_MANUAL,
     REASON_INVALID_PLACEMENT_DECISIONS,
     REASON_PLACEMENT_NOT_FOUND,
@@ -41,11 +41,11 @@ from api.constants import (
     ROLLOUT_TYPE_ALL,
     ROLLOUT_TYPE_PROGRESSIVE,
 )
-from controllers.addon.inputs import PlacementInput
-from controllers.common.decisions import DecisionGroupError, decision_groups, placement_counts, scheduling_gap
-from controllers.common.wire import JSON, as_list, as_mapping, as_str, mapping_at, mappings_in
-from controllers.rollout.model import DecisionGroup
-from controllers.rollout.strategy import effective_type
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.decisions import DecisionGroupError, decision_groups, placement_counts, scheduling_gap
+from ocm_rollout.controllers.common.wire import JSON, as_list, as_mapping, as_str, mapping_at, mappings_in
+from ocm_rollout.controllers.rollout.model import DecisionGroup
+from ocm_rollout.controllers.rollout.strategy import effective_type
 
 #: (group, resource, namespace, name) -> spec hash of the stored object; "" when it does not
 #: exist; None when the manager does not hash that type (the carried value is kept).

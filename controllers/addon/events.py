@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_PROGRESSING,
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_RETRY,
@@ -40,22 +40,22 @@ from api.constants import (
     EVENT_WAVE_STARTED,
     REASON_ADDON_COMPLETED,
 )
-from controllers.addon import abort as aborting
-from controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
-from controllers.addon.configs import (
+from ocm_rollout.controllers.addon import abort as aborting
+from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
+from ocm_rollout.controllers.addon.configs import (
     INSTALL_PROGRESSIONS,
     indexed_placement_strategies,
     is_manual,
     placement_ref,
 )
-from controllers.common.rollout_text import (
+from ocm_rollout.controllers.common.rollout_text import (
     WARNING,
     RolloutEvent,
     cluster_list,
     legacy_type_warning,
     new_warnings,
 )
-from controllers.common.wire import as_mapping, mappings_in
+from ocm_rollout.controllers.common.wire import as_mapping, mappings_in
 
 _names = cluster_list
 

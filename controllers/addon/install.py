@@ -22,23 +22,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
-from api.addon_v1alpha1 import is_lifecycle_managed
-from api.constants import (
+from ocm_rollout.api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
+from ocm_rollout.api.addon_v1alpha1 import is_lifecycle_managed
+from ocm_rollout.api.constants import (
     ADDON_ANNOTATION_PREFIX,
     CONDITION_PLACEMENT_SATISFIED,
     INSTALL_STRATEGY_PLACEMENTS,
 )
-from controllers.addon.configs import install_type, placement_ref, placement_strategies
-from controllers.addon.inputs import PlacementInput
-from controllers.common.decisions import (
+from ocm_rollout.controllers.addon.configs import install_type, placement_ref, placement_strategies
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.decisions import (
     DecisionGroupError,
     decided_clusters,
     decision_groups,
     placement_counts,
     scheduling_gap,
 )
-from controllers.common.wire import (
+from ocm_rollout.controllers.common.wire import (
     JSON,
     annotations_of,
     as_list,
@@ -52,7 +52,7 @@ from controllers.common.wire import (
     namespace_of,
 )
 
-# The kinds of api.addon_v1alpha1's ClusterManagementAddOn and ManagedClusterAddOn (the core
+# The kinds of ocm_rollout.api.addon_v1alpha1's ClusterManagementAddOn and ManagedClusterAddOn (the core
 # does not import the models; a unit test keeps these equal to them).
 CMA_KIND = "ClusterManagementAddOn"
 MCA_KIND = "ManagedClusterAddOn"

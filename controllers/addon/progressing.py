@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from api.addon_hashing import config_references, config_spec_hash_map, go_text, spec_hash
-from api.constants import (
+from ocm_rollout.api.addon_hashing import config_references, config_spec_hash_map, go_text, spec_hash
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_HOSTING_MANIFEST_APPLIED,
     ADDON_CONDITION_MANIFEST_APPLIED,
     ADDON_CONDITION_PROGRESSING,
@@ -51,8 +51,8 @@ from api.constants import (
     WORK_CONDITION_APPLIED,
     WORK_CONDITION_AVAILABLE,
 )
-from controllers.common.conditions import find_condition, set_status_condition
-from controllers.common.wire import (
+from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
+from ocm_rollout.controllers.common.wire import (
     JSON,
     annotations_of,
     as_list,

@@ -29,15 +29,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from api.constants import (
+from ocm_rollout.api.constants import (
     ADDON_CONDITION_PROGRESSING,
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
 )
-from controllers.addon import abort as aborting
-from controllers.addon.abort import Abort
-from controllers.addon.configrollout import (
+from ocm_rollout.controllers.addon import abort as aborting
+from ocm_rollout.controllers.addon.abort import Abort
+from ocm_rollout.controllers.addon.configrollout import (
     FAILED,
     PROGRESSING,
     SUCCEEDED,
@@ -47,16 +47,16 @@ from controllers.addon.configrollout import (
     condition,
     plan_config_rollout,
 )
-from controllers.addon.configs import (
+from ocm_rollout.controllers.addon.configs import (
     INSTALL_PROGRESSIONS,
     install_type,
     is_lifecycle_managed,
     placement_ref,
 )
-from controllers.addon.inputs import PlacementInput
-from controllers.common import rollout_text
-from controllers.common.wire import mapping_at, mappings_in, name_of
-from controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
+from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common import rollout_text
+from ocm_rollout.controllers.common.wire import mapping_at, mappings_in, name_of
+from ocm_rollout.controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
 
 SUCCEEDED_STATE = "succeeded"
 PROGRESSING_STATE = "progressing"

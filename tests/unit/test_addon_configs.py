@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.constants import RESERVED_NO_DEFAULT_CONFIG_NAME
-from controllers.addon.configs import (
+from ocm_rollout.api.constants import RESERVED_NO_DEFAULT_CONFIG_NAME
+from ocm_rollout.controllers.addon.configs import (
     Config,
     DesiredConfigs,
     build_graph,
@@ -16,7 +16,7 @@ from controllers.addon.configs import (
     is_lifecycle_managed,
     placement_strategies,
 )
-from controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.inputs import PlacementInput
 from tests.unit.addon_fixtures import (
     ADC,
     NS,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-import controllers.addon
-from api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
-from controllers.addon import install
+import ocm_rollout.controllers.addon
+from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
+from ocm_rollout.controllers.addon import install
 
-ADDON_DIR = Path(controllers.addon.__file__).parent
+ADDON_DIR = Path(ocm_rollout.controllers.addon.__file__).parent
 CORE = sorted(p.stem for p in ADDON_DIR.glob("*.py") if p.stem not in ("__init__", "operator"))
 PRIVATE_READERS = {"_map", "_mapping", "_list", "_text", "_str", "_status_of", "_annotations"}
 
@@ -24,7 +24,7 @@ PRIVATE_READERS = {"_map", "_mapping", "_list", "_text", "_str", "_status_of", "
 def test_core_module_imports_no_pydantic_model(name: str) -> None:
     tree = ast.parse((ADDON_DIR / f"{name}.py").read_text())
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "api":
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ocm_rollout.api"):
             module = importlib.import_module(node.module)
             for alias in node.names:
                 value = getattr(module, alias.name)

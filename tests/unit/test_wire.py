@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controllers.common.wire import as_list, as_mapping, as_str, mapping_at, mappings_in, meta
+from ocm_rollout.controllers.common.wire import as_list, as_mapping, as_str, mapping_at, mappings_in, meta
 
 ODD: list[Any] = [None, 0, 1.5, True, "text", b"bytes", ["x"], ("t",), {"s"}]
 
