@@ -57,6 +57,7 @@ from ocm_rollout.controllers.addon.configs import (
     last_known_good_desired,
     referent,
 )
+from ocm_rollout.controllers.common.wire import as_mapping, as_str, mapping_at, mappings_in
 
 ANNOTATION = ANNOTATION_ROLLOUT_ABORTED
 CAUSE_MAX_FAILURES = "maxFailures"
@@ -147,15 +148,8 @@ def annotation_patch(aborts: Aborts) -> dict[str, str | None]:
     return {ANNOTATION: render(aborts)}
 
 
-def _annotations(cma: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = cma.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return annotations if isinstance(annotations, Mapping) else {}
-
-
 def _annotation(cma: Mapping[str, Any], key: str) -> str:
-    value = _annotations(cma).get(key)
-    return value.strip() if isinstance(value, str) else ""
+    return as_str(mapping_at(cma, "metadata", "annotations").get(key)).strip()
 
 
 def of_owner(cma: Mapping[str, Any]) -> dict[str, Abort]:
@@ -235,28 +229,21 @@ class RevertTarget:
     good: tuple[Config, ...] = ()
 
 
-def _spec_hash(value: Any) -> str:
-    found = value.get("specHash") if isinstance(value, Mapping) else None
-    return found if isinstance(found, str) else ""
-
-
 def _items(progression: Mapping[str, Any]) -> list[tuple[Config, Config | None]]:
     """(desired, last known good) of each configReferences item."""
     out: list[tuple[Config, Config | None]] = []
-    items = progression.get("configReferences")
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, Mapping):
-            continue
-        group = item.get("group") if isinstance(item.get("group"), str) else ""
-        resource = item.get("resource") if isinstance(item.get("resource"), str) else ""
+    for item in mappings_in(progression.get("configReferences")):
+        group, resource = as_str(item.get("group")), as_str(item.get("resource"))
         wanted = referent(item.get("desiredConfig"))
         if wanted is None:
             continue
-        desired = Config(str(group), str(resource), wanted[0], wanted[1], _spec_hash(item.get("desiredConfig")))
+        desired_hash = as_str(as_mapping(item.get("desiredConfig")).get("specHash"))
+        desired = Config(group, resource, wanted[0], wanted[1], desired_hash)
         good_ref = referent(item.get("lastKnownGoodConfig"))
         good = None
         if good_ref is not None and good_ref[1]:
-            good = Config(str(group), str(resource), good_ref[0], good_ref[1], _spec_hash(item.get("lastKnownGoodConfig")))
+            good_hash = as_str(as_mapping(item.get("lastKnownGoodConfig")).get("specHash"))
+            good = Config(group, resource, good_ref[0], good_ref[1], good_hash)
         out.append((desired, good))
     return out
 

@@ -99,7 +99,7 @@ from ocm_rollout.controllers.addon.configs import (
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.decisions import decided_clusters
-from ocm_rollout.controllers.common.wire import JSON, format_time, parse_time
+from ocm_rollout.controllers.common.wire import JSON, as_mapping, as_str, format_time, mapping_at, parse_time
 from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
@@ -150,11 +150,6 @@ _SAYS_NOT_CONFIGURED = 0
 _SAYS_OTHER = -1
 
 
-def _status_of(mca: Mapping[str, Any]) -> Mapping[str, Any]:
-    status = mca.get("status")
-    return status if isinstance(status, dict) else _EMPTY
-
-
 def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
     """The first condition of ``type_`` in ``status.conditions``."""
     conditions = status.get("conditions")
@@ -177,7 +172,7 @@ def progressing_message(mca: Mapping[str, Any]) -> str:
     """Why the MCA is not done: the message (else the reason) of its ``Progressing`` condition,
     followed by what its agent reports (``Available`` when not True: the real failure, e.g. the
     apply error of the add-on's ManifestWork)."""
-    status = _status_of(mca)
+    status = as_mapping(mca.get("status"))
     text = _said(condition(status, ADDON_CONDITION_PROGRESSING))
     available = condition(status, ADDON_CONDITION_AVAILABLE)
     if available is not None and available.get("status") != "True":
@@ -185,10 +180,6 @@ def progressing_message(mca: Mapping[str, Any]) -> str:
         if health and health not in text:
             text = f"{text}; {ADDON_CONDITION_AVAILABLE} {available.get('status')}: {health}" if text else health
     return text
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _judge(mca: Mapping[str, Any], desired: DesiredConfigs) -> tuple[RolloutStatus, int | None, int]:
@@ -357,7 +348,7 @@ def merged_config_references(old: Any, desired: DesiredConfigs) -> list[JSON]:
         wire = config.spec_hash_wire()
         for item in items:
             ref = item["desiredConfig"]
-            if _text(ref.get("namespace")) == config.namespace and _text(ref.get("name")) == config.name:
+            if as_str(ref.get("namespace")) == config.namespace and as_str(ref.get("name")) == config.name:
                 item["desiredConfig"] = wire
                 break
         else:
@@ -416,7 +407,7 @@ def _new_status(
 ) -> JSON | None:
     """The MCA's complete new status with ``refs`` (None: unchanged) and the Configured condition;
     None when nothing changes."""
-    old = _status_of(mca)
+    old = as_mapping(mca.get("status"))
     if configured:
         conditions = set_condition(
             old.get("conditions"), ADDON_CONDITION_CONFIGURED, CONDITION_TRUE,
@@ -687,7 +678,7 @@ def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
         if status is SUCCEEDED:
             run.configured(entry, says, True)
             continue
-        old = _status_of(entry.mca).get("configReferences")
+        old = as_mapping(entry.mca.get("status")).get("configReferences")
         if status is TO_APPLY and _widens(old, entry.desired):
             if run.paused:
                 run.configured(entry, says, False)
@@ -811,7 +802,7 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     for cluster in sorted(c for c in rollout if c in children):
         entry = children[cluster]
         status, _, says = found[cluster]
-        old = _status_of(entry.mca).get("configReferences")
+        old = as_mapping(entry.mca.get("status")).get("configReferences")
         if status is TO_APPLY and _widens(old, entry.desired):
             if node.unready is not None or run.paused:
                 run.configured(entry, says, False)
@@ -899,7 +890,7 @@ def _plan_aborted(
             on_target += 1
             run.configured(entry, says, True)
             continue
-        old = _status_of(entry.mca).get("configReferences")
+        old = as_mapping(entry.mca.get("status")).get("configReferences")
         widens = status is TO_APPLY and _widens(old, want)
         if run.paused:
             if widens:
@@ -1062,8 +1053,7 @@ def plan_config_rollout(
     The cyclic garbage collector is paused for the pass (it allocates many short-lived objects
     next to a large, long-lived fleet: a full collection in the middle would double its time).
     """
-    status = cma.get("status")
-    status = status if isinstance(status, Mapping) else {}
+    status = mapping_at(cma, "status")
     if not is_lifecycle_managed(cma):
         return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
     with _gc_paused():

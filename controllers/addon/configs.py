@@ -48,7 +48,7 @@ from ocm_rollout.controllers.common.decisions import (
     placement_counts,
     scheduling_gap,
 )
-from ocm_rollout.controllers.common.wire import JSON
+from ocm_rollout.controllers.common.wire import JSON, as_list, as_mapping, as_str, mapping_at, mappings_in
 from ocm_rollout.controllers.rollout.model import DecisionGroup
 from ocm_rollout.controllers.rollout.strategy import effective_type
 
@@ -63,25 +63,13 @@ INSTALL_PROGRESSIONS = "installProgressions"
 
 
 # ------------------------------------------------------------------------------------------
-# Defensive readers
+# The install strategy of the CMA spec (every core module reads it through these)
 # ------------------------------------------------------------------------------------------
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def install_type(cma: Mapping[str, Any]) -> str:
     """``spec.installStrategy.type`` ("" when unset)."""
-    return _str(_map(_map(cma.get("spec")).get("installStrategy")).get("type"))
+    return as_str(mapping_at(cma, "spec", "installStrategy").get("type"))
 
 
 def is_manual(cma: Mapping[str, Any]) -> bool:
@@ -89,14 +77,20 @@ def is_manual(cma: Mapping[str, Any]) -> bool:
     return install_type(cma) in ("", INSTALL_STRATEGY_MANUAL)
 
 
+def indexed_placement_strategies(cma: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+    """The items of ``spec.installStrategy.placements`` that are objects, each with its index in
+    that list (for field paths)."""
+    raw = as_list(mapping_at(cma, "spec", "installStrategy").get("placements"))
+    return [(index, item) for index, item in enumerate(raw) if isinstance(item, Mapping)]
+
+
 def placement_strategies(cma: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """``spec.installStrategy.placements`` (items that are objects)."""
-    raw = _map(_map(cma.get("spec")).get("installStrategy")).get("placements")
-    return [p for p in _list(raw) if isinstance(p, Mapping)]
+    return mappings_in(mapping_at(cma, "spec", "installStrategy").get("placements"))
 
 
 def placement_ref(item: Mapping[str, Any]) -> tuple[str, str]:
-    return _str(item.get("namespace")), _str(item.get("name"))
+    return as_str(item.get("namespace")), as_str(item.get("name"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -138,7 +132,7 @@ def referent(value: Any) -> tuple[str, str] | None:
     """(namespace, name) of a ConfigSpecHash / ConfigReferent object; None when not an object."""
     if not isinstance(value, Mapping):
         return None
-    return _str(value.get("namespace")), _str(value.get("name"))
+    return as_str(value.get("namespace")), as_str(value.get("name"))
 
 
 class DesiredConfigs:
@@ -202,10 +196,10 @@ def _override(groups: dict[GroupResource, list[Config]], configs: Iterable[Confi
 def _addon_configs(raw: Any) -> list[Config]:
     """``[{group, resource, namespace, name}]`` items (AddOnConfig) as Configs without hash."""
     out = []
-    for item in _list(raw):
+    for item in as_list(raw):
         if isinstance(item, Mapping):
             out.append(
-                Config(_str(item.get("group")), _str(item.get("resource")), _str(item.get("namespace")), _str(item.get("name")))
+                Config(as_str(item.get("group")), as_str(item.get("resource")), as_str(item.get("namespace")), as_str(item.get("name")))
             )
     return out
 
@@ -214,16 +208,16 @@ def default_configs(cma: Mapping[str, Any]) -> list[Config]:
     """The CMA's default configurations in spec order (v1alpha1 ``spec.supportedConfigs[]`` with a
     ``defaultConfig``), skipping empty and reserved names; not de-duplicated; no hash."""
     out = []
-    for item in _list(_map(cma.get("spec")).get("supportedConfigs")):
+    for item in as_list(mapping_at(cma, "spec").get("supportedConfigs")):
         if not isinstance(item, Mapping):
             continue
         default = item.get("defaultConfig")
         if not isinstance(default, Mapping):
             continue
-        name = _str(default.get("name"))
+        name = as_str(default.get("name"))
         if not name or name == RESERVED_NO_DEFAULT_CONFIG_NAME:
             continue
-        out.append(Config(_str(item.get("group")), _str(item.get("resource")), _str(default.get("namespace")), name))
+        out.append(Config(as_str(item.get("group")), as_str(item.get("resource")), as_str(default.get("namespace")), name))
     return out
 
 
@@ -242,7 +236,7 @@ def _hashed(config: Config, carried: str, hash_of: HashOf) -> str:
 
 def _set_list(status: JSON, key: str, items: list[JSON]) -> None:
     """``status[key] = items``; an empty list is written only to clear a non-empty one."""
-    if items or _list(status.get(key)):
+    if items or as_list(status.get(key)):
         status[key] = items
     else:
         status.pop(key, None)
@@ -250,14 +244,14 @@ def _set_list(status: JSON, key: str, items: list[JSON]) -> None:
 
 def _default_references(cma: Mapping[str, Any], old: Any, hash_of: HashOf) -> list[JSON]:
     carried: dict[ConfigKey, str] = {}
-    for item in _list(old):
+    for item in as_list(old):
         if not isinstance(item, Mapping):
             continue
         ref = referent(item.get("desiredConfig"))
         if ref is None:
             continue
-        key = (_str(item.get("group")), _str(item.get("resource")), ref[0], ref[1])
-        carried.setdefault(key, _str(_map(item.get("desiredConfig")).get("specHash")))
+        key = (as_str(item.get("group")), as_str(item.get("resource")), ref[0], ref[1])
+        carried.setdefault(key, as_str(as_mapping(item.get("desiredConfig")).get("specHash")))
     out = []
     for config in default_configs(cma):
         spec_hash = _hashed(config, carried.get(config.key, ""), hash_of)
@@ -290,13 +284,13 @@ def _old_progression(
         if placement_ref(entry) != ref:
             continue
         count = 0
-        for item in _list(entry.get("configReferences")):
+        for item in as_list(entry.get("configReferences")):
             if not isinstance(item, Mapping):
                 continue
             item_ref = referent(item.get("desiredConfig"))
             if item_ref is None:
                 continue
-            gr = (_str(item.get("group")), _str(item.get("resource")))
+            gr = (as_str(item.get("group")), as_str(item.get("resource")))
             count += sum(
                 1 for c in configs if c.group_resource == gr and (c.namespace, c.name) == item_ref
             )
@@ -318,9 +312,9 @@ def _renamed_known_good(
     if entry is None:
         return found
     before: dict[GroupResource, list[Any]] = {}
-    for item in _list(entry.get("configReferences")):
+    for item in as_list(entry.get("configReferences")):
         if isinstance(item, Mapping):
-            gr = (_str(item.get("group")), _str(item.get("resource")))
+            gr = (as_str(item.get("group")), as_str(item.get("resource")))
             before.setdefault(gr, []).append(item.get("lastKnownGoodConfig"))
     now: dict[GroupResource, list[int]] = {}
     for position, config in enumerate(configs):
@@ -343,7 +337,7 @@ def _progression(
     ref = placement_ref(placement)
     configs = _progression_configs(defaults, placement)
     previous = _old_progression(ref, configs, old)
-    old_items = [] if previous is None else [i for i in _list(previous.get("configReferences")) if isinstance(i, Mapping)]
+    old_items = [] if previous is None else mappings_in(previous.get("configReferences"))
     renamed = _renamed_known_good(ref, configs, old) if previous is None else [None] * len(configs)
     items: list[JSON] = []
     for config, known_good in zip(configs, renamed, strict=True):
@@ -353,11 +347,11 @@ def _progression(
         for old_item in old_items:
             desired = old_item.get("desiredConfig")
             if (
-                (_str(old_item.get("group")), _str(old_item.get("resource"))) != config.group_resource
+                (as_str(old_item.get("group")), as_str(old_item.get("resource"))) != config.group_resource
                 or referent(desired) != (config.namespace, config.name)
             ):
                 continue
-            old_hash = _str(_map(desired).get("specHash"))
+            old_hash = as_str(as_mapping(desired).get("specHash"))
             if old_hash:
                 carried = old_hash
             last_applied = old_item.get("lastAppliedConfig")
@@ -386,7 +380,7 @@ def cma_status_references(cma: Mapping[str, Any], hash_of: HashOf) -> JSON:
     ``installProgressions`` cleared for Manual/empty type, rebuilt for a lifecycle-managed CMA of
     another type (5.2), left untouched for a self-managed one; spec hashes per 5.3. Other status
     keys are kept as they are."""
-    status: JSON = dict(_map(cma.get("status")))
+    status: JSON = dict(mapping_at(cma, "status"))
     _set_list(status, DEFAULT_CONFIG_REFERENCES, _default_references(cma, status.get(DEFAULT_CONFIG_REFERENCES), hash_of))
     if is_manual(cma):
         _set_list(status, INSTALL_PROGRESSIONS, [])
@@ -394,7 +388,7 @@ def cma_status_references(cma: Mapping[str, Any], hash_of: HashOf) -> JSON:
     if not is_lifecycle_managed(cma):
         return status
     defaults = default_configs(cma)
-    old = [e for e in _list(status.get(INSTALL_PROGRESSIONS)) if isinstance(e, Mapping)]
+    old = mappings_in(status.get(INSTALL_PROGRESSIONS))
     progressions = [_progression(p, defaults, old, hash_of) for p in placement_strategies(cma)]
     _set_list(status, INSTALL_PROGRESSIONS, progressions)
     return status
@@ -456,7 +450,7 @@ class PlacementNode:
     @property
     def failure_strategy(self) -> str:
         """The rolloutStrategy's ``failureStrategy`` ("" when unset)."""
-        return _str(self.strategy.get("failureStrategy")) if isinstance(self.strategy, Mapping) else ""
+        return as_str(self.strategy.get("failureStrategy")) if isinstance(self.strategy, Mapping) else ""
 
     @property
     def key(self) -> str:
@@ -466,7 +460,7 @@ class PlacementNode:
     @property
     def strategy_type(self) -> str:
         if isinstance(self.strategy, Mapping):
-            return _str(effective_type(self.strategy)) or "?"
+            return as_str(effective_type(self.strategy)) or "?"
         return "?"
 
     @property
@@ -492,13 +486,13 @@ def graph_defaults(cma: Mapping[str, Any]) -> DesiredConfigs:
     for config in default_configs(cma):
         _append_unique(groups.setdefault(config.group_resource, []), config)
     hashes: dict[ConfigKey, str] = {}
-    for item in _list(_map(cma.get("status")).get(DEFAULT_CONFIG_REFERENCES)):
+    for item in as_list(mapping_at(cma, "status").get(DEFAULT_CONFIG_REFERENCES)):
         if not isinstance(item, Mapping):
             continue
         ref = referent(item.get("desiredConfig"))
         if ref is not None:
-            key = (_str(item.get("group")), _str(item.get("resource")), ref[0], ref[1])
-            hashes[key] = _str(_map(item.get("desiredConfig")).get("specHash"))
+            key = (as_str(item.get("group")), as_str(item.get("resource")), ref[0], ref[1])
+            hashes[key] = as_str(as_mapping(item.get("desiredConfig")).get("specHash"))
     for gr, items in groups.items():
         groups[gr] = [
             Config(c.group, c.resource, c.namespace, c.name, hashes[c.key]) if c.key in hashes else c for c in items
@@ -512,7 +506,7 @@ def _placement_desired(
     """6.2: defaults, each (group, resource) of the progression's configReferences replacing that
     group (hashes from the progression's desiredConfig, or from another ConfigSpecHash field)."""
     configs = []
-    for item in _list(progression.get("configReferences")):
+    for item in as_list(progression.get("configReferences")):
         if not isinstance(item, Mapping):
             continue
         desired = item.get(field_name)
@@ -520,7 +514,7 @@ def _placement_desired(
         if ref is None:
             continue
         configs.append(
-            Config(_str(item.get("group")), _str(item.get("resource")), ref[0], ref[1], _str(_map(desired).get("specHash")))
+            Config(as_str(item.get("group")), as_str(item.get("resource")), ref[0], ref[1], as_str(as_mapping(desired).get("specHash")))
         )
     if not configs:
         return defaults
@@ -553,16 +547,16 @@ def _mca_desired(mca: Mapping[str, Any], base: DesiredConfigs) -> tuple[DesiredC
         counts[config.group_resource] = counts.get(config.group_resource, 0) + 1
     wanted = {c.key for c in own}
     hashes: dict[ConfigKey, str] = {}
-    for item in _list(_map(mca.get("status")).get("configReferences")):
+    for item in as_list(mapping_at(mca, "status").get("configReferences")):
         if not isinstance(item, Mapping):
             continue
         desired = item.get("desiredConfig")
         ref = referent(desired)
         if ref is None:
             continue
-        key = (_str(item.get("group")), _str(item.get("resource")), ref[0], ref[1])
+        key = (as_str(item.get("group")), as_str(item.get("resource")), ref[0], ref[1])
         if key in wanted:
-            hashes[key] = _str(_map(desired).get("specHash"))
+            hashes[key] = as_str(as_mapping(desired).get("specHash"))
     groups = base.groups()
     _override(groups, (Config(c.group, c.resource, c.namespace, c.name, hashes.get(c.key, "")) for c in own))
     return DesiredConfigs(groups), counts
@@ -578,8 +572,8 @@ def _loose_clusters(decisions: Iterable[Any]) -> frozenset[str]:
     cannot be grouped: its MCAs are held)."""
     found = set()
     for page in decisions:
-        for item in _list(_map(_map(page).get("status")).get("decisions")):
-            cluster = _map(item).get("clusterName")
+        for item in as_list(mapping_at(page, "status").get("decisions")):
+            cluster = as_mapping(item).get("clusterName")
             if isinstance(cluster, str) and cluster:
                 found.add(cluster)
     return frozenset(found)
@@ -604,8 +598,7 @@ def effective_strategy(raw: Any, placement: Mapping[str, Any] | None) -> Any:
     body = dict(body) if isinstance(body, Mapping) else {}
     current = body.get("maxConcurrency")
     if current is None or (isinstance(current, int) and not isinstance(current, bool) and current == 0) or current == "":
-        spec = _map(_map(placement).get("spec")) if placement is not None else {}
-        per_group = _map(_map(spec.get("decisionStrategy")).get("groupStrategy")).get("clustersPerDecisionGroup")
+        per_group = mapping_at(placement, "spec", "decisionStrategy", "groupStrategy").get("clustersPerDecisionGroup")
         if per_group is not None:
             body["maxConcurrency"] = per_group
     strategy["progressive"] = body
@@ -669,7 +662,7 @@ def build_graph(
         for position, item in enumerate(placement_strategies(cma)):
             strategies.setdefault(placement_ref(item), (position, item))
         ordered: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for entry in _list(_map(cma.get("status")).get(INSTALL_PROGRESSIONS)):
+        for entry in as_list(mapping_at(cma, "status").get(INSTALL_PROGRESSIONS)):
             if isinstance(entry, Mapping) and placement_ref(entry) in strategies:
                 ref = placement_ref(entry)
                 ordered.pop(ref, None)  # a repeated entry counts at its last position

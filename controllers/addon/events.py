@@ -42,7 +42,12 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.addon import abort as aborting
 from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
-from ocm_rollout.controllers.addon.configs import INSTALL_PROGRESSIONS, is_manual, placement_ref
+from ocm_rollout.controllers.addon.configs import (
+    INSTALL_PROGRESSIONS,
+    indexed_placement_strategies,
+    is_manual,
+    placement_ref,
+)
 from ocm_rollout.controllers.common.rollout_text import (
     WARNING,
     RolloutEvent,
@@ -50,6 +55,7 @@ from ocm_rollout.controllers.common.rollout_text import (
     legacy_type_warning,
     new_warnings,
 )
+from ocm_rollout.controllers.common.wire import as_mapping, mappings_in
 
 _names = cluster_list
 
@@ -146,11 +152,9 @@ def _completed(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _progressions(status: Mapping[str, Any] | None) -> dict[tuple[str, str], Mapping[str, Any]]:
-    entries = (status or {}).get(INSTALL_PROGRESSIONS)
     found: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for entry in entries if isinstance(entries, list) else ():
-        if isinstance(entry, Mapping):
-            found.setdefault(placement_ref(entry), entry)
+    for entry in mappings_in(as_mapping(status).get(INSTALL_PROGRESSIONS)):
+        found.setdefault(placement_ref(entry), entry)
     return found
 
 
@@ -160,10 +164,7 @@ def spelling_events(cma: Mapping[str, Any], told: frozenset[str]) -> tuple[list[
     through ``rolloutType``, leaving out those in ``told``; and the memory of those that hold now."""
     found = []
     if not is_manual(cma):
-        items = ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements")
-        for index, item in enumerate(items if isinstance(items, list) else ()):
-            if not isinstance(item, Mapping):
-                continue
+        for index, item in indexed_placement_strategies(cma):
             namespace, name = placement_ref(item)
             event = legacy_type_warning(
                 f"installStrategy.placements[{index}] ({namespace}/{name})", item.get("rolloutStrategy")

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ocm_rollout.api.addon_v1alpha1 import API_VERSION as ADDON_API_VERSION
-from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn, is_lifecycle_managed
+from ocm_rollout.api.addon_v1alpha1 import is_lifecycle_managed
 from ocm_rollout.api.constants import (
     ADDON_ANNOTATION_PREFIX,
     CONDITION_PLACEMENT_SATISFIED,
     INSTALL_STRATEGY_PLACEMENTS,
 )
+from ocm_rollout.controllers.addon.configs import install_type, placement_ref, placement_strategies
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.decisions import (
     DecisionGroupError,
@@ -37,10 +38,24 @@ from ocm_rollout.controllers.common.decisions import (
     placement_counts,
     scheduling_gap,
 )
-from ocm_rollout.controllers.common.wire import JSON, annotations_of, is_deleting, meta, name_of, namespace_of
+from ocm_rollout.controllers.common.wire import (
+    JSON,
+    annotations_of,
+    as_list,
+    as_mapping,
+    as_str,
+    is_deleting,
+    mapping_at,
+    mappings_in,
+    meta,
+    name_of,
+    namespace_of,
+)
 
-CMA_KIND = ClusterManagementAddOn.KIND.kind
-MCA_KIND = ManagedClusterAddOn.KIND.kind
+# The kinds of ocm_rollout.api.addon_v1alpha1's ClusterManagementAddOn and ManagedClusterAddOn (the core
+# does not import the models; a unit test keeps these equal to them).
+CMA_KIND = "ClusterManagementAddOn"
+MCA_KIND = "ManagedClusterAddOn"
 _OWNER_FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
 
 
@@ -82,29 +97,14 @@ class InstallPlan:
 # ------------------------------------------------------------------------------------------
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def install_strategy_type(cma: Mapping[str, Any]) -> str:
-    """``spec.installStrategy.type`` ("" when unset)."""
-    return _text(_mapping(_mapping(cma.get("spec")).get("installStrategy")).get("type"))
-
-
 def strategy_placements(cma: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(namespace, name) of each ``spec.installStrategy.placements[]`` entry, in spec order,
     without repeats."""
-    raw = _mapping(_mapping(cma.get("spec")).get("installStrategy")).get("placements")
     refs: list[tuple[str, str]] = []
-    for entry in raw if isinstance(raw, list) else ():
-        if isinstance(entry, Mapping):
-            ref = (_text(entry.get("namespace")), _text(entry.get("name")))
-            if ref not in refs:
-                refs.append(ref)
+    for entry in placement_strategies(cma):
+        ref = placement_ref(entry)
+        if ref not in refs:
+            refs.append(ref)
     return refs
 
 
@@ -119,7 +119,7 @@ def controller_owner_reference(cma: Mapping[str, Any]) -> JSON:
         "apiVersion": ADDON_API_VERSION,
         "kind": CMA_KIND,
         "name": name_of(cma),
-        "uid": _text(meta(cma).get("uid")),
+        "uid": as_str(meta(cma).get("uid")),
         "controller": True,
         "blockOwnerDeletion": True,
     }
@@ -151,14 +151,11 @@ def _same_owner(ref: Mapping[str, Any], required: Mapping[str, Any]) -> bool:
 def is_controlled_by(mca: Mapping[str, Any], cma: Mapping[str, Any]) -> bool:
     """Whether the MCA has a controller owner reference to this CMA (same uid when both are
     known)."""
-    refs = meta(mca).get("ownerReferences")
     required = controller_owner_reference(cma)
-    for ref in refs if isinstance(refs, list) else ():
-        if not isinstance(ref, Mapping) or ref.get("controller") is not True:
+    for ref in mappings_in(meta(mca).get("ownerReferences")):
+        if ref.get("controller") is not True or not _same_owner(ref, required):
             continue
-        if not _same_owner(ref, required):
-            continue
-        uid = _text(ref.get("uid"))
+        uid = as_str(ref.get("uid"))
         if not uid or not required["uid"] or uid == required["uid"]:
             return True
     return False
@@ -171,10 +168,8 @@ def is_controlled_by(mca: Mapping[str, Any], cma: Mapping[str, Any]) -> bool:
 
 def _satisfied_generation_gap(placement: Mapping[str, Any], label: str) -> str | None:
     """A Placement never scheduled (no PlacementSatisfied), or scheduled for an older spec."""
-    status = _mapping(placement.get("status"))
-    conditions = status.get("conditions")
-    for cond in conditions if isinstance(conditions, list) else ():
-        if isinstance(cond, Mapping) and cond.get("type") == CONDITION_PLACEMENT_SATISFIED:
+    for cond in mappings_in(mapping_at(placement, "status").get("conditions")):
+        if cond.get("type") == CONDITION_PLACEMENT_SATISFIED:
             observed = cond.get("observedGeneration")
             generation = meta(placement).get("generation")
             if (
@@ -199,10 +194,8 @@ def _empty_view_gap(placement: Mapping[str, Any], pages: Sequence[Mapping[str, A
     if gap is not None:
         return gap
     read = {name_of(page) for page in pages}
-    groups = _mapping(placement.get("status")).get("decisionGroups")
-    for group in groups if isinstance(groups, list) else ():
-        names = _mapping(group).get("decisions")
-        for page in names if isinstance(names, list) else ():
+    for group in as_list(mapping_at(placement, "status").get("decisionGroups")):
+        for page in as_list(as_mapping(group).get("decisions")):
             if str(page) not in read:
                 return f"decision pages of Placement {label} not read yet: {page}"
     if decided:
@@ -227,9 +220,8 @@ def _decision_clusters(pages: Iterable[Mapping[str, Any]]) -> set[str]:
     """Every ``status.decisions[].clusterName`` of the pages (group labels not needed)."""
     clusters: set[str] = set()
     for page in pages:
-        decisions = _mapping(page.get("status")).get("decisions")
-        for item in decisions if isinstance(decisions, list) else ():
-            cluster = _mapping(item).get("clusterName")
+        for item in as_list(mapping_at(page, "status").get("decisions")):
+            cluster = as_mapping(item).get("clusterName")
             if isinstance(cluster, str) and cluster:
                 clusters.add(cluster)
     return clusters
@@ -261,7 +253,7 @@ def plan_install(
     from ``placements`` counts as an incomplete view (its answer is unknown).
     """
     plan = InstallPlan()
-    if not is_lifecycle_managed(cma) or install_strategy_type(cma) != INSTALL_STRATEGY_PLACEMENTS:
+    if not is_lifecycle_managed(cma) or install_type(cma) != INSTALL_STRATEGY_PLACEMENTS:
         return plan
     addon = name_of(cma)
     required: set[str] = set()
@@ -304,7 +296,7 @@ def plan_install(
         if user_created:
             reason += " (this ManagedClusterAddOn was not created by the add-on manager)"
         plan.deletes.append(
-            McaDelete(cluster, addon, _text(meta(mca).get("uid")), user_created, reason)
+            McaDelete(cluster, addon, as_str(meta(mca).get("uid")), user_created, reason)
         )
     if plan.held_deletes:
         plan.hold_reason = "; ".join(gaps)

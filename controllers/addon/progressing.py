@@ -55,9 +55,14 @@ from ocm_rollout.controllers.common.conditions import find_condition, set_status
 from ocm_rollout.controllers.common.wire import (
     JSON,
     annotations_of,
+    as_list,
+    as_mapping,
+    as_str,
     conditions_of,
     generation_of,
     labels_of,
+    mapping_at,
+    mappings_in,
     name_of,
     namespace_of,
 )
@@ -66,20 +71,8 @@ ConfigLookup = Callable[[str, str, str, str], JSON | None]
 SupportedCheck = Callable[[str, str], bool]
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _group_resource(item: Mapping[str, Any]) -> tuple[str, str]:
-    return _text(item.get("group")), _text(item.get("resource"))
+    return as_str(item.get("group")), as_str(item.get("resource"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -89,10 +82,9 @@ def _group_resource(item: Mapping[str, Any]) -> tuple[str, str]:
 
 def unsupported_config(mca: Mapping[str, Any]) -> tuple[str, str] | None:
     """Rule 1: the first ``spec.configs`` (group, resource) not in ``status.supportedConfigs``."""
-    status = _mapping(mca.get("status"))
-    supported = {_group_resource(item) for item in _list(status.get("supportedConfigs")) if isinstance(item, Mapping)}
-    for config in _list(_mapping(mca.get("spec")).get("configs")):
-        if isinstance(config, Mapping) and _group_resource(config) not in supported:
+    supported = {_group_resource(item) for item in mappings_in(mapping_at(mca, "status").get("supportedConfigs"))}
+    for config in mappings_in(mapping_at(mca, "spec").get("configs")):
+        if _group_resource(config) not in supported:
             return _group_resource(config)
     return None
 
@@ -166,8 +158,8 @@ def work_configs_match(work: Mapping[str, Any], mca: Mapping[str, Any]) -> bool:
     if work_map is None or any(value == "" for value in work_map.values()):
         return False
     for ref in refs:
-        desired = _mapping(ref).get("desiredConfig")
-        if not isinstance(desired, Mapping) or not _text(desired.get("specHash")):
+        desired = as_mapping(ref).get("desiredConfig")
+        if not isinstance(desired, Mapping) or not as_str(desired.get("specHash")):
             return False
     return work_map == config_spec_hash_map(mca)
 
@@ -190,7 +182,7 @@ def _verdict(
     unsupported = unsupported_config(mca)
     if unsupported is not None:
         return CONDITION_FALSE, REASON_CONFIGURATION_UNSUPPORTED, MESSAGE_CONFIGURATION_UNSUPPORTED.format(*unsupported)
-    conditions = _list(_mapping(mca.get("status")).get("conditions"))
+    conditions = as_list(mapping_at(mca, "status").get("conditions"))
     if find_condition(conditions, ADDON_CONDITION_MANIFEST_APPLIED) is None:
         return CONDITION_FALSE, REASON_WAITING_FOR_MANIFEST_APPLIED, MESSAGE_WAITING_FOR_MANIFEST_APPLIED
     if hosting_cluster(mca) and find_condition(conditions, ADDON_CONDITION_HOSTING_MANIFEST_APPLIED) is None:
@@ -244,7 +236,7 @@ def progressing_update(
     old_status = mca.get("status")
     status: JSON = copy.deepcopy(dict(old_status)) if isinstance(old_status, Mapping) else {}
     state, reason, message = _verdict(mca, works, hosted_works, list_error)
-    conditions = list(_list(status.get("conditions")))
+    conditions = list(as_list(status.get("conditions")))
     set_status_condition(conditions, ADDON_CONDITION_PROGRESSING, state, reason, message, now)
     status["conditions"] = conditions
     if reason == REASON_ADDON_COMPLETED:
@@ -261,16 +253,15 @@ def progressing_update(
 
 def _spec_configs(mca: Mapping[str, Any]) -> set[tuple[str, str, str, str]]:
     configs: set[tuple[str, str, str, str]] = set()
-    for item in _list(_mapping(mca.get("spec")).get("configs")):
-        if isinstance(item, Mapping):
-            configs.add((*_group_resource(item), _text(item.get("namespace")), _text(item.get("name"))))
+    for item in mappings_in(mapping_at(mca, "spec").get("configs")):
+        configs.add((*_group_resource(item), as_str(item.get("namespace")), as_str(item.get("name"))))
     return configs
 
 
 def _sync_referent(ref: JSON, desired: Mapping[str, Any]) -> None:
     """v1alpha1: the item's top-level name/namespace repeat its desiredConfig's."""
-    ref["name"] = _text(desired.get("name"))
-    namespace = _text(desired.get("namespace"))
+    ref["name"] = as_str(desired.get("name"))
+    namespace = as_str(desired.get("namespace"))
     if namespace:
         ref["namespace"] = namespace
     else:
@@ -300,7 +291,7 @@ def mca_config_hash_update(
         ref["desiredConfig"] = desired
         _sync_referent(ref, desired)
         group, resource = _group_resource(ref)
-        namespace, name = _text(desired.get("namespace")), _text(desired.get("name"))
+        namespace, name = as_str(desired.get("namespace")), as_str(desired.get("name"))
         obj = configs(group, resource, namespace, name) if supported(group, resource) else None
         if isinstance(obj, Mapping):
             ref["lastObservedGeneration"] = generation_of(obj)

@@ -55,7 +55,7 @@ from ocm_rollout.controllers.addon.configs import (
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common import rollout_text
-from ocm_rollout.controllers.common.wire import name_of
+from ocm_rollout.controllers.common.wire import mapping_at, mappings_in, name_of
 from ocm_rollout.controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
 
 SUCCEEDED_STATE = "succeeded"
@@ -224,11 +224,7 @@ def build_addon_report(
         reserved = EMPTY
     plan = plan_config_rollout(cma=cma, mcas=mcas, placements=placements, reserved=reserved, now=now)
     report = AddonReport(name_of(cma), install_type(cma) or "Manual", is_lifecycle_managed(cma), paused=plan.paused)
-    status = cma.get("status")
-    entries = status.get(INSTALL_PROGRESSIONS) if isinstance(status, Mapping) else None
-    progressions = {
-        placement_ref(e): e for e in (entries if isinstance(entries, list) else ()) if isinstance(e, Mapping)
-    }
+    progressions = {placement_ref(e): e for e in mappings_in(mapping_at(cma, "status").get(INSTALL_PROGRESSIONS))}
     for node in plan.nodes:
         report.placements.append(placement_report(node, progressions.get((node.namespace, node.name))))
     if plan.defaults is not None and plan.defaults.statuses:

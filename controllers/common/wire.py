@@ -1,7 +1,9 @@
 """Small readers of the wire form (plain JSON dicts) shared by the pure modules.
 
 Objects reach the core exactly as the API server stores them; these helpers read conditions,
-times and metadata from them without ever failing on a missing or oddly typed field.
+times and metadata from them without ever failing on a missing or oddly typed field. The
+``as_*`` readers and ``mapping_at``/``mappings_in`` are the generic ones a core reads any other
+field with (a missing or oddly typed value reads as empty).
 """
 
 from __future__ import annotations
@@ -49,6 +51,40 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` itself when it is an object (a Mapping), else a new empty dict: a field that
+    should hold an object, read without failing (``as_mapping(obj.get("spec")).get("paused")``)."""
+    if type(value) is dict or isinstance(value, Mapping):
+        return value
+    return {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` itself when it is an array (a list), else a new empty list."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str:
+    """``value`` when it is a string, else "" (nothing is converted: ``5`` and ``None`` read as "")."""
+    return value if isinstance(value, str) else ""
+
+
+def mapping_at(obj: Any, *path: str) -> Mapping[str, Any]:
+    """The object reached from ``obj`` through the keys of ``path``
+    (``mapping_at(cma, "spec", "installStrategy")``); empty when ``obj`` or a step is missing or
+    not an object."""
+    found: Any = obj
+    for key in path:
+        found = as_mapping(found).get(key)
+    return as_mapping(found)
+
+
+def mappings_in(value: Any) -> list[Mapping[str, Any]]:
+    """The items of an array that are objects, in order (a new list; empty when ``value`` is not
+    a list)."""
+    return [item for item in as_list(value) if isinstance(item, Mapping)]
+
+
 def _int(value: Any) -> int:
     if isinstance(value, bool):
         return 0
@@ -84,8 +120,8 @@ def conditions_of(obj: Mapping[str, Any] | None) -> dict[str, Cond]:
 
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
+    """``obj["metadata"]`` (empty when missing or not an object)."""
+    return as_mapping(obj.get("metadata"))
 
 
 def fenced(patch: Mapping[str, Any], obj: Mapping[str, Any]) -> JSON:

@@ -11,7 +11,10 @@ from ocm_rollout.controllers.addon.configs import (
     build_graph,
     cma_status_references,
     effective_strategy,
+    indexed_placement_strategies,
+    install_type,
     is_lifecycle_managed,
+    placement_strategies,
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from tests.unit.addon_fixtures import (
@@ -277,6 +280,16 @@ def test_odd_shapes_do_not_crash_status_references() -> None:
                            "status": {"installProgressions": "nope", "defaultconfigReferences": [None, {"desiredConfig": 5}]}}
     status = cma_status_references(odd, ALL_KNOWN)
     assert status["installProgressions"] == [{"namespace": "", "name": ""}]
+
+
+def test_install_strategy_readers_skip_what_is_not_an_object_and_keep_spec_indices() -> None:
+    first, second = {"namespace": NS, "name": "p1"}, {"name": "p2"}
+    the_cma: dict[str, Any] = {"spec": {"installStrategy": {"type": "Placements", "placements": ["x", first, None, second]}}}
+    assert install_type(the_cma) == "Placements"
+    assert placement_strategies(the_cma) == [first, second]
+    assert indexed_placement_strategies(the_cma) == [(1, first), (3, second)]
+    for odd in ({}, {"spec": None}, {"spec": {"installStrategy": []}}, {"spec": {"installStrategy": {"type": 3, "placements": {}}}}):
+        assert (install_type(odd), placement_strategies(odd), indexed_placement_strategies(odd)) == ("", [], [])
 
 
 # --- 6: the configuration graph -------------------------------------------------------------------
