@@ -14,6 +14,8 @@ COPY pyproject.toml constraints.txt README.md ./
 COPY api ./api
 COPY controllers ./controllers
 COPY sandbox ./sandbox
+COPY client ./client
+COPY cli ./cli
 RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
  && python -m venv /opt/ocm-rollout \
  && /opt/ocm-rollout/bin/pip install --constraint constraints.txt /wheels/ocm_rollout-*.whl \

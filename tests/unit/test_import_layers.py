@@ -166,3 +166,14 @@ def test_a_forbidden_edge_is_reported(source: str, text: str, complaint: str) ->
 )
 def test_an_allowed_edge_is_not_reported(source: str, text: str) -> None:
     assert violations(imports_of(source, text)) == []
+
+
+def test_every_module_opens_with_a_docstring() -> None:
+    """Each module says what flows through it, first thing (docs/architecture.md leans on them)."""
+    silent = [
+        str(path.relative_to(REPO))
+        for layer in LAYERS
+        for path in sorted((REPO / layer).rglob("*.py"))
+        if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert silent == []
