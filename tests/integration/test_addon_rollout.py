@@ -150,7 +150,10 @@ def test_progressive_per_group_soaks_before_the_next_group(env: AddonEnv) -> Non
     fleet = Fleet(env)
     old = fleet.installed()
     c0, c1, c2, c3 = fleet.clusters
-    set_strategy(env, fleet.name, fleet.ns, "p", "deploy-config", {"type": "ProgressivePerGroup", "progressivePerGroup": {"minSuccessTime": "3s"}})
+    # The soak (6 s) is counted from the agents' condition times, which have whole seconds: the
+    # 2 s during which the next group must stay untouched keep well inside it even when seeing
+    # the first group applied takes a second or two on a loaded machine.
+    set_strategy(env, fleet.name, fleet.ns, "p", "deploy-config", {"type": "ProgressivePerGroup", "progressivePerGroup": {"minSuccessTime": "6s"}})
     fleet.agents([c0, c1], ready=False)
     env.adc(fleet.ns, "deploy-config", "test3")
     new = env.adc_hash(fleet.ns, "deploy-config")
