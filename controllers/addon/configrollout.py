@@ -116,10 +116,6 @@ SUCCEEDED = RolloutStatus.SUCCEEDED
 FAILED = RolloutStatus.FAILED
 TIME_OUT = RolloutStatus.TIME_OUT
 
-#: Requeue only for rechecks sooner than this (the informers' resync covers the rest; 8, 11).
-MAX_RECHECK_SECONDS = 600.0
-
-
 # ------------------------------------------------------------------------------------------
 # Reading an MCA (7)
 # ------------------------------------------------------------------------------------------
@@ -539,7 +535,7 @@ class ConfigRolloutPlan:
     cma_status: JSON = field(default_factory=dict)
     #: The reservation record the CMA must carry before the MCA writes are sent.
     reservations: Reservations = field(default_factory=Reservations)
-    #: Seconds until a placement must be looked at again (only values below 600), or None.
+    #: Seconds until a placement must be looked at again (the nearest recheck), or None.
     recheck_after: float | None = None
     #: Widening writes left for the next pass.
     deferred: int = 0
@@ -1118,6 +1114,6 @@ def _plan(
     plan.mca_status = run.mca_status
     plan.widening = frozenset(run.widening)
     plan.cma_status = _cma_status(status, reports, run.now_text)
-    rechecks = [r.recheck_after for r in plan.nodes if r.recheck_after is not None and r.recheck_after < MAX_RECHECK_SECONDS]
+    rechecks = [r.recheck_after for r in plan.nodes if r.recheck_after is not None]
     plan.recheck_after = min(rechecks) if rechecks else None
     return plan

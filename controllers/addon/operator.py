@@ -67,6 +67,7 @@ from ocm_rollout.client.watchcache import WatchCache, newer
 from ocm_rollout.controllers.addon import abort, configrollout, configs, events, install, progressing
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.requeue import next_look
 from ocm_rollout.controllers.common.wire import (
     annotations_of,
     fenced,
@@ -89,8 +90,9 @@ log = logging.getLogger(__name__)
 COMPONENT = "addon-manager-controller"
 KIND = "ClusterManagementAddOn"
 MCA_KIND = "ManagedClusterAddOn"
-# Longer recheck times are left to the caches' events, as OCM does (docs/behaviour/addons.md 8).
-MAX_RECHECK_SECONDS = 10 * 60
+# OCM's informer resync for add-on objects: a recheck further away is looked at after this long
+# instead (docs/behaviour/addons.md 11; controllers.common.requeue).
+RESYNC_SECONDS = 10 * 60
 WRITE_CONCURRENCY = 16
 CONFLICT_RETRY_SECONDS = 0.5
 # MCA changes re-queue their CMA this much later, so that a burst of them shares one pass.
@@ -549,10 +551,7 @@ class AddonController:
             return CONFLICT_RETRY_SECONDS
         if plan.deferred:
             return 0.0
-        recheck = plan.recheck_after
-        if recheck is not None and recheck < MAX_RECHECK_SECONDS:
-            return recheck
-        return None
+        return next_look(plan.recheck_after, RESYNC_SECONDS)
 
     async def _report_abort_record(self, name: str, body: JSON, error: str | None) -> None:
         """A damaged abort record is ignored (and replaced by the next abort): say so once."""

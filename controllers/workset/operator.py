@@ -69,6 +69,7 @@ from ocm_rollout.client.kube import (
 )
 from ocm_rollout.client.queue import WorkQueue, run_workers
 from ocm_rollout.client.watchcache import WatchCache, newer
+from ocm_rollout.controllers.common.requeue import next_look
 from ocm_rollout.controllers.common.wire import (
     annotations_of,
     fenced,
@@ -99,8 +100,9 @@ log = logging.getLogger(__name__)
 
 COMPONENT = "manifestworkreplicaset-controller"
 KIND = "ManifestWorkReplicaSet"
-# Longer recheck times are left to the informers' resync, as OCM does (docs/behaviour/mwrs.md 8).
-MAX_RECHECK_SECONDS = 30 * 60
+# OCM's informer resync for ManifestWorkReplicaSets: a recheck further away is looked at after this
+# long instead (docs/behaviour/mwrs.md 8; controllers.common.requeue).
+RESYNC_SECONDS = 30 * 60
 # Works written at once by one pass (creates and patches run concurrently up to this many).
 WRITE_CONCURRENCY = 16
 # Back-off after a pass that could not write some works (doubling up to the maximum).
@@ -714,10 +716,7 @@ class WorksetController:
         self.retries.pop(key, None)
         if plan.deferred:
             return 0.0  # more works to reserve than one pass may: go on at once
-        recheck = plan.recheck_after
-        if recheck is not None and recheck < MAX_RECHECK_SECONDS:
-            return recheck
-        return None
+        return next_look(plan.recheck_after, RESYNC_SECONDS)
 
     # -- revisions ------------------------------------------------------------------------------
     async def _record_revision(self, key: str, body: JSON, owner: Owner, step: HistoryStep, now: Any) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ocm_rollout.controllers.addon import operator as addon_operator
 from ocm_rollout.controllers.addon.benchcore import bench_core
 from ocm_rollout.controllers.addon.configrollout import (
     FAILED,
@@ -21,6 +22,7 @@ from ocm_rollout.controllers.addon.configrollout import (
 )
 from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs, cma_status_references
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.requeue import next_look
 from ocm_rollout.controllers.rollout.reservations import EMPTY, Reservations
 from ocm_rollout.controllers.rollout.timefmt import to_ns
 from tests.unit.addon_fixtures import (
@@ -316,13 +318,16 @@ def test_scenario_22_overlapping_placements_count_only_the_clusters_they_configu
 # --- 8, 11: requeue --------------------------------------------------------------------------------------
 
 
-def test_recheck_after_is_the_nearest_deadline_below_ten_minutes() -> None:
+def test_recheck_after_is_the_nearest_deadline_however_far() -> None:
+    """A deadline beyond the 10-minute resync is still reported: the operator looks again after
+    one resync period (controllers.common.requeue), where it used to forget it."""
     flight = mca("c1", refs=[ref("new-config", H("new"), applied=H("old"))], conditions=[cond("Progressing", "True", "Progressing", 0)])
     hub = one_placement(["c1", "c2"], progressive(maxConcurrency=1, progressDeadline="10m"),
                         mcas={"c1": flight, "c2": done("c2", "old-config", H("old"))})
     assert hub.plan(60).recheck_after == 540
     hub.cma["spec"]["installStrategy"]["placements"][0]["rolloutStrategy"] = progressive(maxConcurrency=1, progressDeadline="20m")
-    assert hub.plan(60).recheck_after is None
+    assert hub.plan(60).recheck_after == 1140
+    assert next_look(hub.plan(60).recheck_after, addon_operator.RESYNC_SECONDS) == 600
 
 
 def test_deadline_is_measured_from_a_progressing_time_older_than_the_change() -> None:
