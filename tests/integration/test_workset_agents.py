@@ -305,6 +305,7 @@ def test_sigkilled_controller_process_resumes_without_duplicates_or_widening(age
 # --- overlapping instances under random kills (the rollout fence) ------------------------------------
 
 STRESS_GROUPS = [RELIABLE[i:i + 10] for i in range(0, 50, 10)]
+PER_GROUP_SOAKING = {"type": "ProgressivePerGroup", "progressivePerGroup": {"minSuccessTime": "2s"}}
 
 
 def groups_in_order(owner: str, groups: list[list[str]]) -> Check:
@@ -342,7 +343,9 @@ def test_overlapping_instances_killed_at_random_never_widen(agents: Env, strateg
             if strategy == "Progressive":
                 rollout(agents, "fleet", RELIABLE, PROGRESSIVE_2, ns=ns_name)
             else:
-                rollout(agents, "fleet", RELIABLE, {"type": "ProgressivePerGroup"}, groups=STRESS_GROUPS, ns=ns_name)
+                # Each group soaks 2 s, so the rollout outlasts the kills even when a restart takes
+                # a second on a saturated machine (5 groups of 200 ms works end in about 2 s).
+                rollout(agents, "fleet", RELIABLE, PER_GROUP_SOAKING, groups=STRESS_GROUPS, ns=ns_name)
             while kills < 40 and not fleet_finished(agents, ns_name):
                 time.sleep(rng.uniform(0.02, 0.3))
                 overlap.restart_one(rng)
