@@ -903,9 +903,10 @@ class LocalHub:
         except ApiError as exc:
             if exc.code != 410:
                 raise
-            await response.prepare(request)
-            await response.write(self._watch_error(exc.status(), fmt))
-            await response.write_eof()
+            with contextlib.suppress(ConnectionResetError):  # the client is gone: nothing to say
+                await response.prepare(request)
+                await response.write(self._watch_error(exc.status(), fmt))
+                await response.write_eof()
             return response
         watcher.bookmarks = bookmarks
         start_rv = self.store.rv
@@ -923,6 +924,10 @@ class LocalHub:
             if chunk:
                 await response.write(bytes(chunk))
             await self._pump(response, watcher, target, fmt, include, deadline, bookmarks, headers_sent)
+        except ConnectionResetError:
+            # The client went away while an event was on its way (a controller stopping, a
+            # dropped connection): the watch is simply over, as kube-apiserver ends it.
+            return response
         finally:
             self.store.remove_watcher(watcher)
         with contextlib.suppress(ConnectionResetError, RuntimeError):

@@ -199,3 +199,48 @@ def test_a_watch_that_times_out_sends_every_queued_event_before_its_last_bookmar
                 if int(o["metadata"]["resourceVersion"]) <= bookmarks[-1]]
     missing = [rv for rv in promised if rv not in delivered]
     assert missing == [], f"bookmark at {bookmarks[-1]} skipped {len(missing)} queued events"
+
+
+def test_a_watcher_that_vanishes_ends_its_watch_without_an_error(
+    toy_hub: HubThread, crs: Any, toy_namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes its watch connection (a controller stopping) while events are being
+    written to it ends the watch quietly: no 'Error handling request' traceback in the hub's log
+    (aiohttp refuses writes to a closing transport with ClientConnectionResetError)."""
+    import socket
+    import ssl
+    from urllib.parse import urlparse
+
+    where = urlparse(toy_hub.url)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    path = f"/apis/{G}/{V}/namespaces/{toy_namespace}/widgets?watch=true"
+    request = f"GET {path} HTTP/1.1\r\nHost: {where.netloc}\r\nAuthorization: Bearer {toy_hub.token}\r\n\r\n"
+    watchers = []
+    for _ in range(20):
+        conn = context.wrap_socket(socket.create_connection((where.hostname, where.port)), server_hostname=where.hostname)
+        conn.sendall(request.encode())
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        watchers.append(conn)
+    stop = threading.Event()
+
+    def churn() -> None:
+        index = 0
+        while not stop.is_set():
+            crs.create_namespaced_custom_object(G, V, toy_namespace, "widgets", widget(f"w-{index}"))
+            index += 1
+
+    writer = threading.Thread(target=churn)
+    with caplog.at_level("ERROR"):
+        writer.start()
+        try:
+            for conn in watchers:  # each closes while events stream to it
+                time.sleep(0.05)
+                conn.close()
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            writer.join(10)
+    errors = [r.getMessage() for r in caplog.records if r.name.startswith("aiohttp") and r.levelname == "ERROR"]
+    assert errors == []
