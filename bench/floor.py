@@ -5,15 +5,16 @@ controller creates it, the agent adds its finalizer (a patch), then writes its s
 (applied and progressing; then available and done). This benchmark starts the local hub alone in
 its own process (TLS, as users get it) and sends exactly those writes from this process through
 the controllers' own client (``ocm_rollout.client.kube.Kube``: the official ``kubernetes``
-client), with nobody watching and nothing planned. It prints, per request, the CPU time the hub
-and the client spent, and from that the shortest time any build on this stack can roll out N
-works on this machine's cores, next to the ideal the simulated agents' delays allow and the 1.5x
-target of ``bench/scale.py``.
+client), with nothing planned. ``--watchers`` ManifestWork watches (``WatchCache``, as the
+controller and the agents keep them; default 2, one each; 0 for the writes alone) receive every
+event, in this process. It prints, per request, the CPU time the hub and the clients spent, and
+from that the shortest time any build on this stack can roll out N works on this machine's cores,
+next to the ideal the simulated agents' delays allow and the 1.5x target of ``bench/scale.py``.
 
-The floor leaves out everything else a rollout also costs: watch events (each write reaches the
-controller and the agents), heartbeats, planning and status aggregation. It is a lower bound.
+The floor leaves out everything else a rollout also costs: heartbeats, planning, status
+aggregation, the controller's reads. It is a lower bound.
 
-    .venv/bin/python bench/floor.py [--works 2000] [--concurrency 8] [--fleet 10000]
+    .venv/bin/python bench/floor.py [--works 2000] [--concurrency 8] [--fleet 10000] [--watchers 2]
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scale import MANIFEST  # noqa: E402  (bench/ is this script's directory)
+
 from ocm_rollout.client.kube import MANIFEST_WORKS, NAMESPACES, Kube  # noqa: E402
 from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
+from ocm_rollout.client.watchcache import WatchCache  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NAMESPACE = "cluster1"
@@ -63,18 +67,7 @@ def _work(index: int) -> dict[str, Any]:
             "namespace": NAMESPACE,
             "labels": {"work.open-cluster-management.io/manifestworkreplicaset": "default.bench"},
         },
-        "spec": {
-            "workload": {
-                "manifests": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "ConfigMap",
-                        "metadata": {"name": "scale-bench", "namespace": "default"},
-                        "data": {"version": "1"},
-                    }
-                ]
-            }
-        },
+        "spec": {"workload": {"manifests": [MANIFEST]}},
     }
 
 
@@ -141,8 +134,13 @@ def _status(done: bool) -> dict[str, Any]:
 class Phase:
     """One kind of request sent ``count`` times, ``concurrency`` at a time; CPU per request."""
 
-    def __init__(self, hub_pid: int, count: int, concurrency: int) -> None:
+    def __init__(self, hub_pid: int, count: int, concurrency: int, seen: list[int]) -> None:
         self.hub_pid, self.count, self.concurrency = hub_pid, count, concurrency
+        self.seen = seen  # events each watcher received so far
+
+    async def _delivered(self, wanted: int) -> None:
+        while any(n < wanted for n in self.seen):
+            await asyncio.sleep(0.01)
 
     async def run(self, name: str, send: Callable[[int], Awaitable[None]]) -> float:
         gate = asyncio.Semaphore(self.concurrency)
@@ -151,8 +149,10 @@ class Phase:
             async with gate:
                 await send(index)
 
+        wanted = (self.seen[0] if self.seen else 0) + self.count
         hub0, own0, wall0 = _process_cpu(self.hub_pid), _own_cpu(), time.monotonic()
         await asyncio.gather(*(one(i) for i in range(self.count)))
+        await asyncio.wait_for(self._delivered(wanted), 120)
         hub1, own1, wall1 = _process_cpu(self.hub_pid), _own_cpu(), time.monotonic()
         hub_ms, client_ms = 1000 * (hub1 - hub0) / self.count, 1000 * (own1 - own0) / self.count
         print(
@@ -163,15 +163,32 @@ class Phase:
         return hub_ms + client_ms
 
 
-async def measure(works: int, concurrency: int, kubeconfig: Path, hub_pid: int) -> float:
-    """CPU milliseconds (hub and client) of one work's four writes."""
+async def measure(works: int, concurrency: int, watchers: int, kubeconfig: Path, hub_pid: int) -> float:
+    """CPU milliseconds (hub and clients) of one work's four writes and their watch events."""
     kube = Kube(load_client(str(kubeconfig)))
     await kube.request(
         "POST",
         NAMESPACES.path(),
         body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
     )
-    phase = Phase(hub_pid, works, concurrency)
+    seen = [0] * watchers
+    stop = asyncio.Event()
+
+    def counter(index: int) -> Callable[[str, Any, Any], None]:
+        def count(kind: str, _obj: Any, _previous: Any) -> None:
+            if kind:  # "" is the first listing
+                seen[index] += 1
+
+        return count
+
+    caches = [
+        WatchCache(Kube(load_client(str(kubeconfig))), MANIFEST_WORKS, on_change=counter(i))
+        for i in range(watchers)
+    ]
+    tasks = [asyncio.create_task(cache.run(stop)) for cache in caches]
+    for cache in caches:
+        await asyncio.wait_for(cache.synced.wait(), 60)
+    phase = Phase(hub_pid, works, concurrency, seen)
     stored: dict[int, dict[str, Any]] = {}
 
     async def create(index: int) -> None:
@@ -198,6 +215,10 @@ async def measure(works: int, concurrency: int, kubeconfig: Path, hub_pid: int) 
     total += await phase.run("finalizer patch (agent)", finalizer)
     total += await phase.run("status: applied (agent)", status_write(False))
     total += await phase.run("status: done (agent)", status_write(True))
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
     return total
 
 
@@ -206,6 +227,7 @@ def main() -> int:
     parser.add_argument("--works", type=int, default=2000, help="ManifestWorks to send the writes for")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight at once")
     parser.add_argument("--fleet", type=int, default=10000, help="fleet size the floor is computed for")
+    parser.add_argument("--watchers", type=int, default=2, help="ManifestWork watches receiving every event")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
@@ -223,14 +245,16 @@ def main() -> int:
                     return 1
                 time.sleep(0.2)
             time.sleep(1.0)
-            print(f"{args.works:,} ManifestWorks, {args.concurrency} requests in flight, nobody watching:")
-            per_work = asyncio.run(measure(args.works, args.concurrency, kubeconfig, hub.pid))
+            print(
+                f"{args.works:,} ManifestWorks, {args.concurrency} requests in flight, {args.watchers} watchers:"
+            )
+            per_work = asyncio.run(measure(args.works, args.concurrency, args.watchers, kubeconfig, hub.pid))
         finally:
             hub.terminate()
             hub.wait()
     cores = len(os.sched_getaffinity(0))
     floor = args.fleet * per_work / 1000 / cores
-    print(f"one work's four writes: {per_work:.2f} ms of CPU (hub and client together)")
+    print(f"one work's four writes and their events: {per_work:.2f} ms of CPU (hub and clients together)")
     print(
         f"floor for {args.fleet:,} works on {cores} cores: {floor:.1f} s "
         f"({floor / IDEAL_SECONDS:.1f}x the ideal {IDEAL_SECONDS:.0f} s; target 1.5x = {1.5 * IDEAL_SECONDS:.1f} s)"

@@ -46,6 +46,13 @@ MAX_CONCURRENCY = "20%"
 SECONDS_PER_WAVE = 3.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+# What the rollout puts on every cluster (bench/floor.py sends the same).
+MANIFEST: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "scale-bench", "namespace": "default"},
+    "data": {"version": "1"},
+}
 
 
 @dataclass(frozen=True)
@@ -202,14 +209,7 @@ def workset(name: str, placement_name: str) -> dict[str, Any]:
             ],
             "manifestWorkTemplate": {
                 "workload": {
-                    "manifests": [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "ConfigMap",
-                            "metadata": {"name": "scale-bench", "namespace": "default"},
-                            "data": {"version": "1"},
-                        }
-                    ]
+                    "manifests": [MANIFEST]
                 }
             },
         },
