@@ -28,7 +28,7 @@ def load_client(kubeconfig: str | None) -> ApiClient:
         except OSError as exc:
             raise KubeconfigError(f"cannot read kubeconfig {kubeconfig}: {exc.strerror or exc}") from None
         except yaml.YAMLError as exc:
-            raise KubeconfigError(f"kubeconfig {kubeconfig} is not valid YAML: {_one_line(exc)}") from None
+            raise KubeconfigError(f"kubeconfig {kubeconfig} is not valid YAML: {one_line(exc)}") from None
         if not isinstance(content, dict):
             raise KubeconfigError(f"kubeconfig {kubeconfig} is not a kubeconfig (no mapping at the top)")
         kubeconfig = path
@@ -36,9 +36,10 @@ def load_client(kubeconfig: str | None) -> ApiClient:
         return load_api_client(kubeconfig)
     except (kubernetes.config.ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
         where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster config or the default kubeconfig"
-        raise KubeconfigError(f"cannot use {where}: {_one_line(exc)}") from None
+        raise KubeconfigError(f"cannot use {where}: {one_line(exc)}") from None
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its type's name when it has none), for error output."""
     text = " ".join(str(exc).split())
     return text or type(exc).__name__

@@ -66,7 +66,7 @@ from ocm_rollout.cli.commands.rollout_verbs import (
     undo_change,
 )
 from ocm_rollout.client.kube import CONTROLLER_REVISIONS, Conflict, Kube, KubeError, NotFound
-from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.client.kubeconfig import KubeconfigError, load_client, one_line
 from ocm_rollout.controllers.common.wire import JSON, meta
 from ocm_rollout.controllers.workset.revisions import owned_by
 from ocm_rollout.controllers.workset.workbuild import owner_for
@@ -343,16 +343,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"Error from server ({exc.reason}): {exc.message}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"error: cannot reach the API server of {where}: {_one_line(exc)}", file=sys.stderr)
+        print(f"error: cannot reach the API server of {where}: {one_line(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # urllib3 wraps connection failures in its own types
         if type(exc).__module__.startswith("urllib3"):
-            print(f"error: cannot reach the API server of {where}: {_one_line(exc)}", file=sys.stderr)
+            print(f"error: cannot reach the API server of {where}: {one_line(exc)}", file=sys.stderr)
             return 1
         raise
     sys.stdout.write(text)
     return 0
 
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__

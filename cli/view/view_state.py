@@ -24,19 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ocm_rollout.api import constants
+from ocm_rollout.controllers.common.wire import meta
 
 JSON = dict[str, Any]
 WorkKey = tuple[str, str]
 
 
-def _meta(obj: JSON) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def owner_label(work: JSON) -> str:
     """The value of the work's ManifestWorkReplicaSet label ("" when it has none)."""
-    labels = _meta(work).get("labels") or {}
+    labels = meta(work).get("labels") or {}
     return str(labels.get(constants.LABEL_MANIFESTWORK_REPLICASET) or "")
 
 
@@ -49,8 +45,8 @@ class WorkIndex:
 
     def update(self, event_type: str, work: JSON, previous: JSON | None) -> tuple[str, set[str]]:
         """Apply one event; returns the work's namespace and the owner labels it touched."""
-        meta = _meta(work)
-        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        found = meta(work)
+        namespace, name = str(found.get("namespace") or ""), str(found.get("name") or "")
         key = (namespace, name)
         owners = {owner_label(work)}
         if previous is not None:

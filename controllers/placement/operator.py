@@ -71,6 +71,7 @@ from ocm_rollout.client.kube import (
     NotFound,
 )
 from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.controllers.common.wire import meta
 from ocm_rollout.controllers.placement import decisions as pages
 from ocm_rollout.controllers.placement.explain import debug_result
 from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
@@ -109,14 +110,9 @@ T = TypeVar("T", bound=OCMObject)
 _Key = tuple[str, str]
 
 
-def _meta(obj: JSON) -> JSON:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def _key_of(obj: JSON) -> _Key:
-    meta = _meta(obj)
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    found = meta(obj)
+    return (str(found.get("namespace") or ""), str(found.get("name") or ""))
 
 
 class _Memo:
@@ -127,7 +123,7 @@ class _Memo:
 
     def get(self, kind: str, body: JSON, build: Callable[[JSON], Any]) -> Any:
         key = (kind, _key_of(body))
-        version = str(_meta(body).get("resourceVersion") or "")
+        version = str(meta(body).get("resourceVersion") or "")
         cached = self.entries.get(key)
         if cached is not None and cached[0] == version and version:
             return cached[1]
@@ -153,13 +149,13 @@ class _OwnWrites:
 
     def wrote(self, before: JSON | None, after: JSON) -> None:
         key = _key_of(after)
-        self.written[key] = (None if before is None else str(_meta(before).get("resourceVersion")), after)
+        self.written[key] = (None if before is None else str(meta(before).get("resourceVersion")), after)
         self.deleted.pop(key, None)
 
     def delete_requested(self, obj: JSON) -> None:
         key = _key_of(obj)
         self.written.pop(key, None)
-        self.deleted[key] = str(_meta(obj).get("uid") or "")
+        self.deleted[key] = str(meta(obj).get("uid") or "")
 
     def view(self, cached: JSON | None, key: _Key) -> JSON | None:
         written = self.written.get(key)
@@ -169,13 +165,13 @@ class _OwnWrites:
                 if before is None:
                     return body
                 del self.written[key]
-            elif str(_meta(cached).get("resourceVersion")) == before:
+            elif str(meta(cached).get("resourceVersion")) == before:
                 return body
             else:
                 del self.written[key]
         uid = self.deleted.get(key)
         if uid is not None:
-            if cached is None or str(_meta(cached).get("uid")) != uid:
+            if cached is None or str(meta(cached).get("uid")) != uid:
                 del self.deleted[key]
             else:
                 return None
@@ -321,9 +317,9 @@ class PlacementController:
 
     def on_cluster(self, event: str, obj: JSON) -> None:
         self._changed()
-        name = str(_meta(obj).get("name") or "")
+        name = str(meta(obj).get("name") or "")
         old = self.cluster_labels.get(name)
-        new = dict(_meta(obj).get("labels") or {})
+        new = dict(meta(obj).get("labels") or {})
         if event == "DELETED":
             self.cluster_labels.pop(name, None)
             self.memo.forget("ClusterView", obj)
@@ -334,7 +330,7 @@ class PlacementController:
     def on_set(self, event: str, obj: JSON) -> None:
         self._changed()
         self._topology = None
-        name = str(_meta(obj).get("name") or "")
+        name = str(meta(obj).get("name") or "")
         self._enqueue(placements_for_sets(self._topo(), self._index(), [name]))
 
     def on_binding(self, event: str, obj: JSON) -> None:
@@ -355,7 +351,7 @@ class PlacementController:
     def on_decision(self, event: str, obj: JSON) -> None:
         self._changed()
         namespace, _ = _key_of(obj)
-        label = (_meta(obj).get("labels") or {}).get(PLACEMENT_LABEL)
+        label = (meta(obj).get("labels") or {}).get(PLACEMENT_LABEL)
         if label is not None:
             self.queue.add(f"{namespace}/{label}")
 
@@ -453,7 +449,7 @@ class PlacementController:
             ns, name = _key_of(shown)
             if ns != placement.namespace:
                 continue
-            labels = _meta(shown).get("labels") or {}
+            labels = meta(shown).get("labels") or {}
             if labels.get(PLACEMENT_LABEL) == placement.name:
                 existing[name] = shown
         for page in desired:
@@ -512,7 +508,7 @@ class PlacementController:
         status = new.to_wire()
         status.setdefault("decisionGroups", [])
         status.setdefault("conditions", [])
-        patch = {"metadata": {"resourceVersion": _meta(body).get("resourceVersion")}, "status": status}
+        patch = {"metadata": {"resourceVersion": meta(body).get("resourceVersion")}, "status": status}
         try:
             await self.kube.patch_status(PLACEMENTS, placement.name, patch, placement.namespace)
         except NotFound:
@@ -574,7 +570,7 @@ class PlacementController:
                 "apiVersion": PLACEMENT_DECISIONS.api_version,
                 "kind": PLACEMENT_DECISIONS.kind,
                 "name": decision,
-                "namespace": _meta(placement).get("namespace", ""),
+                "namespace": meta(placement).get("namespace", ""),
             }
         try:
             await self.kube.create(EVENTS, event, event["metadata"]["namespace"])

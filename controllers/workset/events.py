@@ -35,7 +35,7 @@ from ocm_rollout.controllers.common.rollout_text import (
     legacy_type_warning,
     new_warnings,
 )
-from ocm_rollout.controllers.common.wire import JSON
+from ocm_rollout.controllers.common.wire import JSON, as_mapping, mappings_in
 from ocm_rollout.controllers.workset.aggregation import (
     DeployOutcome,
     failure_message,
@@ -124,10 +124,8 @@ def rollout_events(
                         WARNING,
                     )
                 )
-    old_conditions = (old_status or {}).get("conditions")
     old_rolled = find_condition(
-        [c for c in old_conditions if isinstance(c, Mapping)] if isinstance(old_conditions, list) else [],
-        CONDITION_PLACEMENT_ROLLED_OUT,
+        mappings_in(as_mapping(old_status).get("conditions")), CONDITION_PLACEMENT_ROLLED_OUT
     )
     new_rolled = find_condition(new_status.get("conditions") or [], CONDITION_PLACEMENT_ROLLED_OUT)
     total = int((new_status.get("summary") or {}).get("total") or 0)

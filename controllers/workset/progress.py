@@ -41,7 +41,7 @@ from ocm_rollout.api.constants import (
     REASON_ROLLOUT_PAUSED,
 )
 from ocm_rollout.controllers.common.rollout_text import cluster_list
-from ocm_rollout.controllers.common.wire import JSON
+from ocm_rollout.controllers.common.wire import JSON, as_mapping, mappings_in
 from ocm_rollout.controllers.workset.aggregation import find_condition, set_condition
 from ocm_rollout.controllers.workset.plan import DeployPlan
 from ocm_rollout.controllers.workset.revisions import revision_name
@@ -92,8 +92,7 @@ def abort_conditions(old_status: Mapping[str, Any] | None, decision: RollbackDec
 
 
 def _conditions(status: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    raw = (status or {}).get("conditions")
-    return [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    return mappings_in(as_mapping(status).get("conditions"))
 
 
 def _reverted(plan: DeployPlan) -> tuple[int, int]:
