@@ -88,8 +88,8 @@ def test_a_fresh_install_rolls_out_and_completes(env: AddonEnv) -> None:
     )
     item = env.get_cma(fleet.name)["status"]["installProgressions"][0]["configReferences"][0]
     assert item["lastAppliedConfig"]["specHash"] == item["lastKnownGoodConfig"]["specHash"] == expected
-    completed = [e for e in env.events(fleet.name) if e.get("reason") == "RolloutComplete"]
-    assert completed, "a RolloutComplete event"
+    # The event is recorded after the status that it tells of is written.
+    wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "RolloutComplete"], what="a RolloutComplete event")
 
 
 def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
