@@ -82,22 +82,31 @@ def wait_until(
     timeout: float = 10.0,
     interval: float = 0.02,
     message: str = "",
+    state: Callable[[], object] | None = None,
 ) -> T:
-    """Poll ``condition`` until it returns something truthy; fail naming ``message`` after ``timeout``."""
+    """Poll ``condition`` until it returns something truthy; fail naming ``message`` after ``timeout``
+    (and showing ``state()``, when given, so that a rare failure explains itself)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r} (last: {value!r})")
+            shown = "" if state is None else f"\nstate: {state()!r}"
+            pytest.fail(f"timed out after {timeout:g}s waiting for {message or condition!r} (last: {value!r}){shown}")
         time.sleep(interval)
 
 
-def wait_for(predicate: Callable[[], T | Literal[False] | None], *, timeout: float = 20.0, what: str = "condition") -> T:
+def wait_for(
+    predicate: Callable[[], T | Literal[False] | None],
+    *,
+    timeout: float = 20.0,
+    what: str = "condition",
+    state: Callable[[], object] | None = None,
+) -> T:
     """Poll ``predicate`` every 50 ms (for 20 s unless told) until it returns something truthy;
     its value is returned."""
-    return wait_until(predicate, timeout=timeout, interval=0.05, message=what)
+    return wait_until(predicate, timeout=timeout, interval=0.05, message=what, state=state)
 
 
 def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:

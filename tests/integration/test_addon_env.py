@@ -201,6 +201,34 @@ class AddonEnv(ControllerEnv):
         ]
         self.api.patch_status(MANIFEST_WORKS, work_name, {"status": {"conditions": conditions}}, cluster)
 
+    def describe(self, clusters: list[str], name: str) -> JSON:
+        """What a failed wait shows: per cluster, the MCA's resourceVersion, conditions and config
+        hashes, and its deploy work's annotation, generation and conditions; and the CMA's status."""
+        shown: JSON = {}
+        for cluster in clusters:
+            mca = self.get_mca(cluster, name) or {}
+            status = mca.get("status") or {}
+            work = self.api.get_or_none(MANIFEST_WORKS, f"addon-{name}-deploy-0", cluster) or {}
+            shown[cluster] = {
+                "mca": {
+                    "rv": (mca.get("metadata") or {}).get("resourceVersion"),
+                    "conditions": [(c.get("type"), c.get("status"), c.get("reason"), c.get("message")) for c in status.get("conditions") or []],
+                    "configs": [
+                        ((r.get("desiredConfig") or {}).get("specHash"), (r.get("lastAppliedConfig") or {}).get("specHash"))
+                        for r in status.get("configReferences") or []
+                    ],
+                },
+                "work": {
+                    "annotation": ((work.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_CONFIG_SPEC_HASH),
+                    "generation": (work.get("metadata") or {}).get("generation"),
+                    "conditions": [
+                        (c.get("type"), c.get("status"), c.get("observedGeneration")) for c in (work.get("status") or {}).get("conditions") or []
+                    ],
+                },
+            }
+        shown["cma"] = (self.api.get_or_none(CLUSTER_MANAGEMENT_ADDONS, name) or {}).get("status")
+        return shown
+
     def agent_step(self, clusters: list[str], name: str, ready: bool = True) -> None:
         """What the add-on's framework and agent do after a config change: the work mirrors the
         MCA's desired configs and reports ``ready``."""

@@ -63,12 +63,15 @@ class Fleet:
     def agents(self, clusters: list[str], ready: bool = True) -> None:
         self.env.agent_step(clusters, self.name, ready)
 
+    def state(self) -> JSON:
+        return self.env.describe(self.clusters, self.name)
+
     def installed(self) -> str:
         """Scenario 16: the fresh install rolls out everywhere; returns H(test)."""
         expected = self.env.adc_hash(self.ns, "deploy-config")
-        wait_for(lambda: self.desired() == [expected] * 4, what="desired everywhere")
+        wait_for(lambda: self.desired() == [expected] * 4, what="desired everywhere", state=self.state)
         self.agents(self.clusters)
-        wait_for(lambda: self.applied() == [expected] * 4, what="applied everywhere")
+        wait_for(lambda: self.applied() == [expected] * 4, what="applied everywhere", state=self.state)
         return expected
 
 
@@ -89,7 +92,7 @@ def test_a_fresh_install_rolls_out_and_completes(env: AddonEnv) -> None:
     item = env.get_cma(fleet.name)["status"]["installProgressions"][0]["configReferences"][0]
     assert item["lastAppliedConfig"]["specHash"] == item["lastKnownGoodConfig"]["specHash"] == expected
     # The event is recorded after the status that it tells of is written.
-    wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "RolloutComplete"], what="a RolloutComplete event")
+    wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "RolloutComplete"], what="a RolloutComplete event", state=fleet.state)
 
 
 def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
@@ -97,11 +100,11 @@ def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
     fleet.installed()
     env.adc(fleet.ns, "deploy-config", "test1")
     expected = env.adc_hash(fleet.ns, "deploy-config")
-    wait_for(lambda: fleet.desired() == [expected] * 4, what="new desired everywhere")
+    wait_for(lambda: fleet.desired() == [expected] * 4, what="new desired everywhere", state=fleet.state)
     # The manifests did not change: the works stay ready and the agents apply at once.
     fleet.agents(fleet.clusters)
-    wait_for(lambda: fleet.applied() == [expected] * 4, what="applied everywhere")
-    wait_for(lambda: "4/4 completed" in message(env, fleet.name), what="CMA Completed")
+    wait_for(lambda: fleet.applied() == [expected] * 4, what="applied everywhere", state=fleet.state)
+    wait_for(lambda: "4/4 completed" in message(env, fleet.name), what="CMA Completed", state=fleet.state)
 
 
 def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: AddonEnv) -> None:
@@ -115,10 +118,10 @@ def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: A
     set_strategy(env, fleet.name, fleet.ns, "p", "update-config", {
         "type": "Progressive", "progressive": {"maxConcurrency": 2, "progressDeadline": "5s", "maxFailures": 1},
     })
-    wait_for(lambda: fleet.desired()[:2] == [new, new], what="c0 and c1 get the update")
+    wait_for(lambda: fleet.desired()[:2] == [new, new], what="c0 and c1 get the update", state=fleet.state)
     fleet.agents([c0, c1], ready=False)
     assert fleet.desired()[2:] == [old, old]
-    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 2/4 progressing..., 0 failed 0 timeout.", what="2/4")
+    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 2/4 progressing..., 0 failed 0 timeout.", what="2/4", state=fleet.state)
     for cluster in (c2, c3):
         configured = condition(env.get_mca(cluster, fleet.name), ADDON_CONDITION_CONFIGURED)
         assert configured is not None and configured["reason"] == "ConfigurationsNotConfigured"
@@ -129,18 +132,18 @@ def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: A
     while time.time() < started.timestamp() + 4:
         assert message(env, fleet.name) != timeout_text
         time.sleep(0.1)
-    wait_for(lambda: message(env, fleet.name) == timeout_text, timeout=30, what="timeouts breach maxFailures")
-    breach = wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "MaxFailuresBreached"], what="breach event")
+    wait_for(lambda: message(env, fleet.name) == timeout_text, timeout=30, what="timeouts breach maxFailures", state=fleet.state)
+    breach = wait_for(lambda: [e for e in env.events(fleet.name) if e.get("reason") == "MaxFailuresBreached"], what="breach event", state=fleet.state)
     assert c0 in breach[0]["message"] and c1 in breach[0]["message"]
     holds_for(lambda: fleet.desired()[2:] == [old, old], 1.0, what="the rollout stopped")
     # Scenario 20: c0 and c1 recover, c3 goes unready: the rollout goes on to c2 and c3.
     fleet.agents([c0, c1])
     fleet.agents([c3], ready=False)
-    wait_for(lambda: fleet.applied()[:2] == [new, new], what="c0 and c1 applied")
-    wait_for(lambda: fleet.desired() == [new] * 4, what="c2 and c3 get the update")
-    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 4/4 progressing..., 0 failed 0 timeout.", what="4/4")
+    wait_for(lambda: fleet.applied()[:2] == [new, new], what="c0 and c1 applied", state=fleet.state)
+    wait_for(lambda: fleet.desired() == [new] * 4, what="c2 and c3 get the update", state=fleet.state)
+    wait_for(lambda: message(env, fleet.name) == "selected clusters 4. configured addons 4/4 progressing..., 0 failed 0 timeout.", what="4/4", state=fleet.state)
     fleet.agents([c2, c3])
-    wait_for(lambda: "4/4 completed with no errors" in message(env, fleet.name), what="Completed")
+    wait_for(lambda: "4/4 completed with no errors" in message(env, fleet.name), what="Completed", state=fleet.state)
     item = env.get_cma(fleet.name)["status"]["installProgressions"][0]["configReferences"][0]
     assert item["lastAppliedConfig"]["specHash"] == item["lastKnownGoodConfig"]["specHash"] == new
 
@@ -157,15 +160,15 @@ def test_progressive_per_group_soaks_before_the_next_group(env: AddonEnv) -> Non
     fleet.agents([c0, c1], ready=False)
     env.adc(fleet.ns, "deploy-config", "test3")
     new = env.adc_hash(fleet.ns, "deploy-config")
-    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only")
+    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only", state=fleet.state)
     fleet.agents([c0, c1], ready=False)
-    wait_for(lambda: "2/4 progressing..." in message(env, fleet.name), what="2/4")
+    wait_for(lambda: "2/4 progressing..." in message(env, fleet.name), what="2/4", state=fleet.state)
     fleet.agents([c0, c1])
-    wait_for(lambda: fleet.applied()[:2] == [new, new], what="first group applied")
+    wait_for(lambda: fleet.applied()[:2] == [new, new], what="first group applied", state=fleet.state)
     holds_for(lambda: fleet.desired()[2:] == [old, old], 2.0, what="soak before the next group")
-    wait_for(lambda: fleet.desired() == [new] * 4, timeout=30, what="second group after the soak")
+    wait_for(lambda: fleet.desired() == [new] * 4, timeout=30, what="second group after the soak", state=fleet.state)
     fleet.agents([c2, c3])
-    wait_for(lambda: "4/4 completed" in message(env, fleet.name), timeout=30, what="Completed")
+    wait_for(lambda: "4/4 completed" in message(env, fleet.name), timeout=30, what="Completed", state=fleet.state)
 
 
 def test_rollout_type_is_read_as_type_and_warned_about_once(env: AddonEnv) -> None:
@@ -188,7 +191,7 @@ def test_rollout_type_is_read_as_type_and_warned_about_once(env: AddonEnv) -> No
     env.adc(fleet.ns, "deploy-config", "test-rollout-type")
     new = env.adc_hash(fleet.ns, "deploy-config")
     # Read as All (what the CRD used to make of it), all four would get it at once.
-    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only")
+    wait_for(lambda: fleet.desired() == [new, new, old, old], what="first group only", state=fleet.state)
     holds_for(lambda: fleet.desired()[2:] == [old, old], 1.0, what="the second group waits")
     assert len(warnings()) == 1
 
