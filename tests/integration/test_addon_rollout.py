@@ -107,8 +107,15 @@ def test_an_all_update_reaches_every_cluster_at_once(env: AddonEnv) -> None:
     wait_for(lambda: "4/4 completed" in message(env, fleet.name), what="CMA Completed", state=fleet.state)
 
 
-def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: AddonEnv) -> None:
-    """Scenarios 18-20."""
+def progressing_since(env: AddonEnv, cluster: str, name: str) -> str | None:
+    """The lastTransitionTime of the MCA's Progressing condition while it is True."""
+    cond = condition(env.get_mca(cluster, name), ADDON_CONDITION_PROGRESSING)
+    return str(cond["lastTransitionTime"]) if cond is not None and cond["status"] == "True" else None
+
+
+def progressive_update_started(env: AddonEnv) -> tuple[Fleet, str, str, str]:
+    """Scenario 18: c0 and c1 take the update and stay unready; returns the fleet, H(test1),
+    H(test2) and the time c0's Progressing turned True."""
     fleet = Fleet(env)
     old = fleet.installed()
     c0, c1, c2, c3 = fleet.clusters
@@ -125,7 +132,32 @@ def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: A
     for cluster in (c2, c3):
         configured = condition(env.get_mca(cluster, fleet.name), ADDON_CONDITION_CONFIGURED)
         assert configured is not None and configured["reason"] == "ConfigurationsNotConfigured"
-    started = parse_time(condition(env.get_mca(c0, fleet.name), ADDON_CONDITION_PROGRESSING)["lastTransitionTime"])  # type: ignore[index]
+
+    def both() -> tuple[str, str] | None:
+        first, second = (progressing_since(env, c, fleet.name) for c in (c0, c1))
+        return (first, second) if first and second else None
+
+    first, second = wait_for(both, what="c0 and c1 Progressing", state=fleet.state)
+    return fleet, old, new, first if first == second else ""
+
+
+def test_progressive_update_honours_concurrency_deadline_and_max_failures(env: AddonEnv) -> None:
+    """Scenarios 18-20.
+
+    The scenario assumes that c0's and c1's Progressing conditions turn True within the same
+    second (their deadlines are counted from those times, in whole seconds). When a loaded machine
+    splits them across a second, c0 times out first, one failure is within maxFailures 1 and the
+    rollout rightly moves on to c2 before c1's timeout stops it: that is a different scenario, so
+    the test starts again with a fresh fleet (the strategy's planner tests cover that one).
+    """
+    for _ in range(3):
+        fleet, old, new, since = progressive_update_started(env)
+        if since:
+            break
+    else:
+        pytest.fail("c0 and c1 never turned Progressing within the same second in three tries")
+    c0, c1, c2, c3 = fleet.clusters
+    started = parse_time(since)
     assert started is not None
     timeout_text = "selected clusters 4. configured addons 0/4 progressing..., 0 failed 2 timeout."
     # Not before the deadline (measured from the Progressing condition's transition).
