@@ -103,21 +103,22 @@ class TargetNotFound(Exception):
 # -- the command line -------------------------------------------------------------------------------
 
 
-def _revision_number(text: str) -> int:
+def _integer(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a revision number: {text!r}") from None
+
+
+def _revision_number(text: str) -> int:
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"revision numbers start at 1, got {value}")
     return value
 
 
 def _revision_or_zero(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a revision number: {text!r}") from None
+    value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 (the previous revision) or a revision number, got {value}")
     return value
