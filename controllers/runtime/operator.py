@@ -1,6 +1,7 @@
 """Run the chosen controllers as one kopf operator: the one entry point ``run`` and ``up`` share.
 
-``run_operator`` builds a fresh kopf registry from ``ocm_rollout.controllers.runtime.registry``, adds a
+``run_operator`` constructs the named controllers (``registry``: each declares into its own
+``shell.Runtime``), installs their declarations on a fresh kopf registry (``shell.install``), adds a
 login handler for the given kubeconfig (or the in-cluster config), and runs kopf with the
 project's settings until ``stop`` is set (graceful: in-flight reconciles finish) or the
 calling task is cancelled (immediate: every kopf task is cancelled at once, which is what a
@@ -38,13 +39,10 @@ from ocm_rollout.client.fencing import UNFENCED, WriteFence
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
 from ocm_rollout.controllers.runtime import metrics
-from ocm_rollout.controllers.runtime.registry import ControllerContext, build_registry
+from ocm_rollout.controllers.runtime.registry import Handles, build
+from ocm_rollout.controllers.runtime.shell import ControllerContext, install
 
 log = logging.getLogger(__name__)
-
-# The key under which a controller may publish aiohttp routes (a list of ``web.RouteDef``) in
-# ``ControllerContext.extras``; the runner serves them on ``--debug-bind-address``.
-HTTP_ROUTES_EXTRA = "http_routes"
 
 # How long a cancelled operator may take to unwind before we stop waiting for it.
 CANCEL_GRACE_SECONDS = 30.0
@@ -119,7 +117,7 @@ async def run_operator(
     ready: asyncio.Event | None = None,
     workers: int | None = None,
     clock: Callable[[], datetime] | None = None,
-    extras: dict[str, object] | None = None,
+    handles: Handles | None = None,
     debug_address: tuple[str, int] | None = None,
     fence: WriteFence = UNFENCED,
 ) -> None:
@@ -129,8 +127,8 @@ async def run_operator(
     - ``kubeconfig``: a path, or None for the in-cluster config (else the default kubeconfig).
     - ``namespaces``: watch only these; None or empty watches all namespaces.
     - ``ready``: set once kopf has started (startup handlers done).
-    - ``extras``: the ``ControllerContext.extras`` dict, shared with the caller.
-    - ``debug_address``: serve the routes controllers publish under ``extras["http_routes"]``.
+    - ``handles``: filled with the running controllers (by name and class) once they are built.
+    - ``debug_address``: serve the controllers' routes (``Runtime.routes``) there.
     - ``fence``: admits every write the controllers send (the leader's Lease, ``fencing.py``).
 
     Raises ``KubeconfigError`` before starting anything if the kubeconfig is unusable, and
@@ -140,7 +138,8 @@ async def run_operator(
     outer = asyncio.get_running_loop()
     started: concurrent.futures.Future[_Inner] = concurrent.futures.Future()
     finished: concurrent.futures.Future[None] = concurrent.futures.Future()
-    shared_extras: dict[str, object] = extras if extras is not None else {}
+    running = handles if handles is not None else Handles()
+    running.clear()
     context = ControllerContext(kube=Kube(api_client, fence=fence), namespaces=list(namespaces) if namespaces else None)
     if workers is not None:
         context.workers = workers
@@ -148,7 +147,6 @@ async def run_operator(
         context.clock = clock
     context.on_reconcile = metrics.on_reconcile
     context.on_queue_depth = metrics.on_queue_depth
-    context.extras = shared_extras
 
     async def inner_main() -> None:
         loop = asyncio.get_running_loop()
@@ -157,9 +155,11 @@ async def run_operator(
         task = asyncio.current_task()
         assert task is not None
         started.set_result(_Inner(loop, inner_stop, task))
-        registry = build_registry(names, context)
+        registry = kopf.OperatorRegistry()
+        for runtime in build(names, context, running):
+            install(runtime, registry)
         install_login(registry, kubeconfig)
-        debug_runner = await _start_debug(shared_extras, debug_address)
+        debug_runner = await _start_debug(running.routes(), debug_address)
 
         async def relay_ready() -> None:
             await inner_ready.wait()
@@ -260,12 +260,11 @@ async def _wait_quietly(done: asyncio.Future[None], timeout: float) -> None:
         log.debug("operator ended with %r", exc)
 
 
-async def _start_debug(extras: dict[str, object], address: tuple[str, int] | None) -> web.AppRunner | None:
-    routes = extras.get(HTTP_ROUTES_EXTRA)
+async def _start_debug(routes: list[web.RouteDef], address: tuple[str, int] | None) -> web.AppRunner | None:
     if address is None or not routes:
         return None
     app = web.Application()
-    app.router.add_routes(list(routes))  # type: ignore[call-overload]
+    app.router.add_routes(routes)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, address[0], address[1], reuse_address=True)
