@@ -300,7 +300,6 @@ def _start_operator(
                 namespaces=config.namespaces,
                 stop=stop,
                 ready=ready,
-                extras={},  # fresh per run: controllers publish into it during setup
                 debug_address=config.debug_address,
                 fence=fence,
             )

@@ -64,6 +64,7 @@ from ocm_rollout.client.kube import (
 )
 from ocm_rollout.client.kubeconfig import load_client
 from ocm_rollout.controllers.runtime.operator import run_operator
+from ocm_rollout.controllers.runtime.registry import Handles
 from ocm_rollout.sandbox.sim_profile import parse_profile
 from ocm_rollout.sandbox.simulation import SimEvent, Simulation
 
@@ -180,8 +181,9 @@ class Api:
 
 
 class OperatorThread:
-    """`run_operator` for ``controllers`` in a thread with its own event loop; ``extras`` is
-    the run's (fresh at every start); ``stop`` is graceful, ``kill`` cancels it mid-flight."""
+    """`run_operator` for ``controllers`` in a thread with its own event loop; ``handles`` are
+    the running controllers (filled again at every start); ``stop`` is graceful, ``kill``
+    cancels it mid-flight."""
 
     def __init__(
         self,
@@ -199,12 +201,12 @@ class OperatorThread:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[None] | None = None
         self.stop_event: asyncio.Event | None = None
-        self.extras: dict[str, object] = {}
+        self.handles = Handles()
         self.failure: BaseException | None = None
 
     def start(self) -> None:
         ready = threading.Event()
-        self.extras = {}
+        self.handles = Handles()
 
         async def main() -> None:
             self.stop_event = asyncio.Event()
@@ -216,7 +218,7 @@ class OperatorThread:
                     stop=self.stop_event,
                     ready=started,
                     workers=self.workers,
-                    extras=self.extras,
+                    handles=self.handles,
                     debug_address=self.debug_address,
                 )
             )
@@ -264,7 +266,7 @@ class OperatorThread:
 
 class ControllerThread(OperatorThread):
     """One controller's operator in a thread; ``controller`` is the running controller
-    (``extras[controller_name]``). Ending it also ends the controller's writer pool and this
+    (its typed handle). Ending it also ends the controller's writer pool and this
     instance's own kopf thread, like a killed process: requests already on the wire complete,
     nothing else is sent."""
 
@@ -275,7 +277,7 @@ class ControllerThread(OperatorThread):
 
     @property
     def controller(self) -> Any:
-        return self.extras.get(self.controller_name)
+        return self.handles.by_name(self.controller_name)
 
     def start(self) -> None:
         before = {t for t in threading.enumerate() if t.name == "kopf-operator"}

@@ -104,10 +104,10 @@ class PlacementOperator(helpers.OperatorThread):
 
     @property
     def controller(self) -> Any:
-        return self.extras["placement_controller"]
+        return self.handles.by_name("placement")
 
     def passes(self, namespace: str, name: str) -> int:
-        return int(self.controller.passes[f"{namespace}/{name}"])
+        return self.handles.runtime("placement").passes("placement", f"{namespace}/{name}")
 
 
 def first(items: list[T], predicate: Callable[[T], bool]) -> T | None:
