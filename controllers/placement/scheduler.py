@@ -16,19 +16,13 @@ from datetime import datetime, timedelta
 from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementStatus
 from ocm_rollout.api.constants import (
     ANNOTATION_EXPERIMENTAL_SCHEDULING_DISABLE,
-    SCORE_COORDINATE_ADDON,
     SORT_BY_SCORE,
 )
 from ocm_rollout.controllers.placement.filters import (
     MISCONFIGURED,
     OK,
-    PREDICATE,
-    TAINT_TOLERATION,
     WARNING,
     Status,
-    predicate_filter,
-    taint_toleration_filter,
-    toleration_requeue_time,
 )
 from ocm_rollout.controllers.placement.groups import (
     DecisionGroupResult,
@@ -36,17 +30,11 @@ from ocm_rollout.controllers.placement.groups import (
     decision_groups,
     decision_pages,
 )
+from ocm_rollout.controllers.placement.plugins import FILTERS, PluginInput, scorer
 from ocm_rollout.controllers.placement.prioritizers import (
-    BALANCE,
-    STEADY,
     PrioritizerResult,
-    addon_scores,
-    balance_scores,
     build_prioritizers,
     prioritizer_weights,
-    resource_of,
-    resource_scores,
-    steady_scores,
 )
 from ocm_rollout.controllers.placement.snapshot import ClusterView, SetResolutionError, Snapshot
 from ocm_rollout.controllers.placement.spread import SpreadResult, spread_terms
@@ -246,19 +234,21 @@ def _run_plugins(
     result: ScheduleResult,
     now: datetime,
 ) -> Status:
-    """§3-§5: filters, weights, prioritizers, scores and selection. Fills ``result``."""
+    """§3-§5: the filters, then the weighted prioritizers (``plugins``), then selection."""
     final = OK
     current = snapshot.current_decisions(placement.namespace, placement.name)
-
-    filtered, status = predicate_filter(placement, available, snapshot)
-    if status.is_error:
-        return status
-    result.filter_results.append(FilterResult(PREDICATE, tuple(c.name for c in filtered)))
-    filtered, status = taint_toleration_filter(placement, filtered, current, now)
-    if status.is_error:
-        return status
-    pipeline_index = len(result.filter_results)
-    result.filter_results.append(FilterResult(f"{PREDICATE},{TAINT_TOLERATION}", tuple(c.name for c in filtered)))
+    filtered = list(available)
+    toleration_requeue_at: datetime | None = None
+    names: list[str] = []
+    for plugin in FILTERS:
+        out = plugin.run(PluginInput(placement, snapshot, filtered, current, now))
+        if out.status.is_error:
+            return out.status
+        filtered = out.clusters
+        toleration_requeue_at = out.requeue_at or toleration_requeue_at
+        names.append(plugin.name)
+        result.filter_results.append(FilterResult(",".join(names), tuple(c.name for c in filtered)))
+    pipeline_index = len(result.filter_results) - 1
 
     weights, status = prioritizer_weights(placement.spec.prioritizer_policy)
     if status.is_error:
@@ -269,26 +259,19 @@ def _run_plugins(
 
     totals = {c.name: 0 for c in filtered}
     for prioritizer in prioritizers:
-        if prioritizer.kind == BALANCE:
-            scores = balance_scores(filtered, snapshot, placement.namespace, placement.name)
-        elif prioritizer.kind == STEADY:
-            scores = steady_scores(filtered, current)
-        elif prioritizer.kind == SCORE_COORDINATE_ADDON:
-            scores, status, expiry = addon_scores(filtered, snapshot, prioritizer, now)
-            if status.code == WARNING:
-                final = status
-            if expiry is not None and (result.score_expiry_at is None or expiry < result.score_expiry_at):
-                result.score_expiry_at = expiry
-        else:
-            scores = resource_scores(filtered, resource_of(prioritizer.kind))
-        result.prioritizer_results.append(PrioritizerResult(prioritizer.name, prioritizer.weight, scores))
-        for name, value in scores.items():
+        out = scorer(prioritizer).run(PluginInput(placement, snapshot, filtered, current, now))
+        if out.status.code == WARNING:
+            final = out.status
+        if out.requeue_at is not None and (result.score_expiry_at is None or out.requeue_at < result.score_expiry_at):
+            result.score_expiry_at = out.requeue_at
+        result.prioritizer_results.append(PrioritizerResult(prioritizer.name, prioritizer.weight, out.scores))
+        for name, value in out.scores.items():
             totals[name] = totals.get(name, 0) + value * prioritizer.weight
 
     ordered = sorted(filtered, key=lambda c: (-totals[c.name], c.name))
     result.scores = totals
     result.feasible = [c.name for c in ordered]
-    result.filter_results[pipeline_index] = FilterResult(f"{PREDICATE},{TAINT_TOLERATION}", tuple(result.feasible))
+    result.filter_results[pipeline_index] = FilterResult(",".join(names), tuple(result.feasible))
 
     wanted = placement.spec.number_of_clusters
     if wanted is not None and wanted < 0:
@@ -300,6 +283,6 @@ def _run_plugins(
     result.spread = spread if terms else None
     result.selected = spread.selected
     result.unscheduled = 0 if wanted is None else wanted - len(spread.selected)
-    result.toleration_requeue_at = toleration_requeue_time(placement, snapshot, current, now)
+    result.toleration_requeue_at = toleration_requeue_at
     return final
 
