@@ -185,7 +185,7 @@ def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | 
     """The banner's debug entry: the placement debug URL, with NAMESPACE/NAME to fill in."""
     if address is None or "placement" not in names:
         return None
-    from ocm_rollout.controllers.placement.operator import (
+    from ocm_rollout.controllers.placement.debug import (
         DEBUG_PATH,  # present: parse_controller_names checked
     )
 

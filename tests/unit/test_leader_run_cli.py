@@ -14,7 +14,6 @@ from ocm_rollout.cli.commands import run
 from ocm_rollout.cli.main import main
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import load_client
-from ocm_rollout.controllers.runtime import registry
 from ocm_rollout.controllers.runtime.operator import connection_info
 
 KUBECONFIG = """\
@@ -56,12 +55,9 @@ def kubeconfig(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def extra_controller(monkeypatch: pytest.MonkeyPatch) -> str:
-    # Any importable module stands in for a controller: flags are checked before setup().
-    # The registry is copied so that the extra name does not leak into other tests.
-    monkeypatch.setattr(registry, "CONTROLLER_MODULES", dict(registry.CONTROLLER_MODULES))
-    monkeypatch.setenv(run.EXTRA_CONTROLLERS_ENV, "probe=json")
-    return "probe"
+def extra_controller() -> str:
+    # A real controller's name: flags are checked before any controller is built.
+    return "placement"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -1,0 +1,112 @@
+"""Writing a scheduled Placement: its PlacementDecision pages, their events, and its status.
+
+``bind`` compares the wanted pages with the stored ones (``decisions.plan_decision_writes``: per
+page create, else patch status, else patch labels; then delete surplus pages, OCM's order) and
+sends each write, telling DecisionCreate / DecisionUpdate (with ScoreUpdate and SpreadUpdate) /
+DecisionDelete about the page it wrote. ``write_status`` patches the Placement status only when
+it changed, with the Placement's resourceVersion as precondition. Every write goes through the
+runtime (``controllers/runtime/writes.py``), so the next pass reads it at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.api.constants import (
+    EVENT_DECISION_CREATE,
+    EVENT_DECISION_DELETE,
+    EVENT_DECISION_UPDATE,
+    EVENT_SCORE_UPDATE,
+    EVENT_SPREAD_UPDATE,
+)
+from ocm_rollout.client.kube import JSON, PLACEMENT_DECISIONS, PLACEMENTS
+from ocm_rollout.controllers.common.wire import name_of, namespace_of
+from ocm_rollout.controllers.placement import decisions as pages
+from ocm_rollout.controllers.placement.scheduler import ScheduleResult
+from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL
+from ocm_rollout.controllers.placement.world import World
+from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, EventRecorder, reference
+from ocm_rollout.controllers.runtime.shell import Runtime
+
+
+@dataclass
+class Binder:
+    """The writes of one placement controller."""
+
+    runtime: Runtime
+    world: World
+    recorder: EventRecorder
+
+    async def tell(
+        self, body: JSON, decision: str | None, reason_action: tuple[str, str], message: str, event_type: str = NORMAL
+    ) -> None:
+        reason, action = reason_action
+        related = None if decision is None else reference(PLACEMENT_DECISIONS, decision, namespace_of(body))
+        await self.recorder.record(
+            body, kind=PLACEMENTS, reason=reason, action=action, message=message, event_type=event_type,
+            related=related, now=self.runtime.clock(),
+        )
+
+    def stored_pages(self, placement: Placement) -> dict[str, JSON]:
+        """The Placement's pages as this controller knows them (its own writes included)."""
+        found: dict[str, JSON] = {}
+        for shown in self.world.decisions.select(placement.namespace, labels={PLACEMENT_LABEL: placement.name}):
+            found[name_of(shown)] = shown
+        return found
+
+    async def bind(self, body: JSON, placement: Placement, result: ScheduleResult) -> None:
+        desired = pages.desired_decisions(placement, result.pages, result.decision_scores)
+        existing = self.stored_pages(placement)
+        for page in desired:
+            name = page["metadata"]["name"]
+            if name not in existing:
+                other = self.world.decisions.get(name, placement.namespace)
+                if other is not None:
+                    existing[name] = other
+        for write in pages.plan_decision_writes(desired, existing):
+            await self.apply(body, placement, result, write, existing.get(write.name))
+
+    async def apply(
+        self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite, before: JSON | None
+    ) -> None:
+        decisions, writes = self.world.decisions, self.runtime.writes
+        target = before or {"metadata": {"name": write.name, "namespace": placement.namespace}}
+        try:
+            if write.action == "create":
+                await writes.create(decisions, write.body, placement.namespace)
+            elif write.action == "status":
+                await writes.patch(decisions, target, write.body, subresource="status")
+            elif write.action == "labels":
+                await writes.patch(decisions, target, write.body)
+            elif write.action == "delete":
+                await writes.delete(decisions, target)
+        finally:
+            self.world.changed()
+        await self.tell_write(body, placement, result, write)
+
+    async def tell_write(self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite) -> None:
+        name = write.name
+        if write.action == "create":
+            await self.tell(body, name, EVENT_DECISION_CREATE, pages.created_message(name, placement))
+        elif write.action == "status":
+            message, warning = pages.updated_message(name, placement, result.status)
+            await self.tell(body, name, EVENT_DECISION_UPDATE, message, WARNING if warning else NORMAL)
+            if result.scores:
+                await self.tell(body, name, EVENT_SCORE_UPDATE, pages.score_note(result.scores))
+            if result.spread is not None:
+                await self.tell(body, name, EVENT_SPREAD_UPDATE, pages.spread_note(result.spread))
+        elif write.action == "delete":
+            await self.tell(body, name, EVENT_DECISION_DELETE, pages.deleted_message(name, placement))
+
+    async def write_status(self, body: JSON, placement: Placement, result: ScheduleResult) -> bool:
+        """Patch the status if it changed; False on a conflict (the newer Placement re-queues)."""
+        new = result.new_status
+        if new is None or new == placement.status:
+            return True
+        status = new.to_wire()
+        status.setdefault("decisionGroups", [])
+        status.setdefault("conditions", [])
+        written = await self.runtime.writes.patch_fenced(self.world.placements, body, {"status": status}, subresource="status")
+        return written is not None
+

@@ -1,0 +1,114 @@
+"""What the placement controller knows of the fleet, built from its caches and kept between passes.
+
+- ``Memo``: every object parsed once per resourceVersion (an invalid one is logged and skipped);
+- ``World.snapshot()``: one immutable ``Snapshot`` shared by every pass until a cache changes
+  (``changed()``), clusters as ``ClusterView``s that keep the stored JSON;
+- ``World.topology()`` (sets and bindings) and ``World.placement_index()`` (Placements by
+  namespace): what the triggers walk, rebuilt only after one of their inputs changed.
+
+The caches are the runtime's (``controllers/runtime/cache.py``): decision pages are read with
+this controller's own writes laid over them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ocm_rollout.api.cluster_v1 import ManagedCluster
+from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
+from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
+from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.meta import InvalidObject, OCMObject
+from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.common.wire import meta
+from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
+from ocm_rollout.controllers.placement.triggers import PlacementIndex, PlacementRef, Topology
+from ocm_rollout.controllers.runtime.cache import Cache
+from ocm_rollout.controllers.runtime.overlay import Key, key_of
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=OCMObject)
+
+
+class Memo:
+    """Parsed models by object key, re-parsed only when the resourceVersion changes."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, Key], tuple[str, Any]] = {}
+
+    def get(self, kind: str, body: JSON, build: Callable[[JSON], Any]) -> Any:
+        key = (kind, key_of(body))
+        version = str(meta(body).get("resourceVersion") or "")
+        cached = self.entries.get(key)
+        if cached is not None and cached[0] == version and version:
+            return cached[1]
+        try:
+            value = build(body)
+        except InvalidObject as exc:
+            log.warning("ignoring an invalid object", extra={"kind": kind, "key": "/".join(key[1]), "error": str(exc)})
+            value = None
+        self.entries[key] = (version, value)
+        return value
+
+    def forget(self, kind: str, body: JSON) -> None:
+        self.entries.pop((kind, key_of(body)), None)
+
+
+def _cluster_view(obj: JSON) -> ClusterView:
+    return ClusterView.of(ManagedCluster.parse(obj), source=obj)
+
+
+class World:
+    """The placement controller's parsed view of its caches."""
+
+    def __init__(self, clusters: Cache, sets: Cache, bindings: Cache, placements: Cache, decisions: Cache, scores: Cache) -> None:
+        self.clusters = clusters
+        self.sets = sets
+        self.bindings = bindings
+        self.placements = placements
+        self.decisions = decisions
+        self.scores = scores
+        self.memo = Memo()
+        self._snapshot: Snapshot | None = None
+        self._topology: Topology | None = None
+        self._index: PlacementIndex | None = None
+
+    def parse(self, model: type[T], body: JSON) -> T | None:
+        result: T | None = self.memo.get(model.KIND.kind, body, model.parse)
+        return result
+
+    def _all(self, model: type[T], cache: Cache) -> list[T]:
+        return [obj for obj in (self.parse(model, body) for body in cache) if obj is not None]
+
+    def snapshot(self) -> Snapshot:
+        """The current world (rebuilt only after a change)."""
+        if self._snapshot is None:
+            views = (self.memo.get("ClusterView", body, _cluster_view) for body in self.clusters)
+            self._snapshot = Snapshot(
+                [view for view in views if view is not None],
+                self._all(ManagedClusterSet, self.sets),
+                self._all(ManagedClusterSetBinding, self.bindings),
+                self._all(PlacementDecision, self.decisions),
+                self._all(AddOnPlacementScore, self.scores),
+            )
+        return self._snapshot
+
+    def topology(self) -> Topology:
+        if self._topology is None:
+            self._topology = Topology(self._all(ManagedClusterSet, self.sets), self._all(ManagedClusterSetBinding, self.bindings))
+        return self._topology
+
+    def placement_index(self) -> PlacementIndex:
+        if self._index is None:
+            self._index = PlacementIndex(PlacementRef.of(p) for p in self._all(Placement, self.placements))
+        return self._index
+
+    def changed(self, *, topology: bool = False, placements: bool = False) -> None:
+        self._snapshot = None
+        if topology:
+            self._topology = None
+        if placements:
+            self._index = None
