@@ -328,3 +328,30 @@ def test_a_cluster_set_whose_members_cannot_be_computed_is_misconfigured(
         assert api.decisions("p", fleet.namespace) == []
     finally:
         api.delete(MANAGED_CLUSTER_SETS, bad)
+
+
+def test_a_placement_whose_pass_fails_is_retried_with_a_growing_back_off(
+    operator: PlacementOperator, api: Api, wait_for: WaitFor
+) -> None:
+    """A set whose selector has ``In`` with no values cannot be resolved: every pass fails. The
+    retries must back off exponentially (the queue's failures grow) instead of coming back at
+    the base delay for ever (2,169 warnings in 13 s on ``up`` before)."""
+    fleet = Fleet(api, size=1)
+    bad = f"empty-in-{fleet.tag}"
+    selector = {"selectorType": "LabelSelector", "labelSelector": {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}}
+    api.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": bad}, "spec": {"clusterSelector": selector}})
+    key = f"{fleet.namespace}/p"
+    runtime = operator.handles.runtime("placement")
+    try:
+        api.binding(bad, fleet.namespace)
+        api.placement("p", fleet.namespace, {})
+        wait_for(lambda: len([r for r in runtime.recent_passes("placement") if r.key == key]) >= 6,
+                 timeout=TIMEOUT, message="six passes of the placement")
+        delays = [r.requeued_after for r in runtime.recent_passes("placement") if r.key == key and r.outcome.startswith("back off")]
+        assert len(delays) >= 5
+        assert all(d is not None for d in delays)
+        growing = [b / a for a, b in zip(delays, delays[1:], strict=False) if a]  # type: ignore[operator]
+        assert growing and all(ratio == 2 for ratio in growing), delays
+        assert runtime.queues["placement"].queue.failures(key) >= 5
+    finally:
+        api.delete(MANAGED_CLUSTER_SETS, bad)
