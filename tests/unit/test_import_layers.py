@@ -9,6 +9,8 @@
 - a controller (placement, workset, addon) never imports another controller's package, and the
   shared packages (rollout, common, runtime) import no controller;
 - the pure rollout planner and the wire helpers import neither kopf nor kubernetes nor aiohttp;
+- only the controller runtime (``controllers/runtime``) and ``client`` import kopf: a controller
+  declares what it watches and the runtime runs it;
 - every import of ours is spelled ``ocm_rollout.<layer>...``: the old top-level names (``api``,
   ``controllers``, ...) do not exist once the package is installed.
 
@@ -38,6 +40,8 @@ CONTROLLERS = frozenset({"placement", "workset", "addon"})
 SHARED = frozenset({"rollout", "common", "runtime"})
 PURE = {"controllers.rollout", "controllers.common"}
 IO_LIBRARIES = frozenset({"kopf", "kubernetes", "aiohttp"})
+# Where kopf may be imported (the source's first two parts, or its first).
+KOPF_ALLOWED = frozenset({"controllers.runtime", "client"})
 # The old top-level names, and their sub-modules, must not be imported any more.
 OLD_TOP_LEVEL = frozenset(LAYERS)
 
@@ -90,6 +94,9 @@ def violations(edges: Iterable[Edge]) -> list[str]:
             continue
         if ".".join(source[:2]) in PURE and target[0] in IO_LIBRARIES:
             wrong.append(f"{edge.where()}: a pure module does no I/O")
+            continue
+        if target[0] == "kopf" and ".".join(source[:2]) not in KOPF_ALLOWED and source[0] not in KOPF_ALLOWED:
+            wrong.append(f"{edge.where()}: only controllers/runtime and client import kopf")
             continue
         if target[0] != PACKAGE or len(target) < 2:
             continue
@@ -148,6 +155,9 @@ def test_the_layers_exist_and_the_code_uses_them() -> None:
         ("cli.commands.up", "from controllers.runtime import kube", "spell it ocm_rollout.controllers"),
         ("sandbox.engine", "def f():\n    from ocm_rollout.controllers import placement\n", "sandbox may import only"),
         ("controllers.placement.scheduler", "from ..workset import plan", "the workset controller"),
+        ("controllers.addon.operator", "import kopf", "only controllers/runtime and client import kopf"),
+        ("sandbox.simulation", "from kopf import on", "only controllers/runtime and client import kopf"),
+        ("cli.commands.run", "import kopf", "only controllers/runtime and client import kopf"),
     ],
 )
 def test_a_forbidden_edge_is_reported(source: str, text: str, complaint: str) -> None:
@@ -161,7 +171,8 @@ def test_a_forbidden_edge_is_reported(source: str, text: str, complaint: str) ->
         ("cli.commands.up", "from ocm_rollout.sandbox.server import LocalHub\nfrom ocm_rollout.controllers.workset import plan"),
         ("controllers.workset.plan", "from ocm_rollout.controllers.rollout import planner\nfrom ocm_rollout.client.kube import Kube"),
         ("sandbox.simulation", "from ocm_rollout.client.queue import WorkQueue\nfrom ocm_rollout.api import constants"),
-        ("controllers.addon.operator", "import kopf\nfrom ocm_rollout.controllers.addon import configs"),
+        ("controllers.addon.operator", "from ocm_rollout.controllers.runtime.shell import Runtime"),
+        ("controllers.runtime.shell", "import kopf"),
     ],
 )
 def test_an_allowed_edge_is_not_reported(source: str, text: str) -> None:
