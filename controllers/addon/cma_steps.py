@@ -18,10 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn
-from ocm_rollout.api.meta import format_validation_error
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.addon import abort, configrollout, configs, events, install, mca_io
 from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan
@@ -78,10 +74,9 @@ Step = Callable[["AddonController", CmaPass], Awaitable[Outcome | None]]
 
 
 async def validate(ctl: AddonController, p: CmaPass) -> Outcome | None:
-    try:
-        ClusterManagementAddOn.model_validate(p.body)
-    except ValidationError as exc:
-        await ctl.tell_cma_once(p, "invalid", EVENT_INVALID, f"invalid ClusterManagementAddOn: {format_validation_error(exc)}")
+    problem = ctl.validation_error(p.body)
+    if problem is not None:
+        await ctl.tell_cma_once(p, "invalid", EVENT_INVALID, f"invalid ClusterManagementAddOn: {problem}")
         return DONE
     ctl.told.clear(p.name, "invalid")
     return None

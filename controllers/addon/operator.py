@@ -29,7 +29,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 
+from pydantic import ValidationError
+
+from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn
 from ocm_rollout.api.constants import LABEL_ADDON_NAME, LABEL_PLACEMENT
+from ocm_rollout.api.meta import format_validation_error
 from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     JSON,
@@ -39,7 +43,7 @@ from ocm_rollout.client.kube import (
     PLACEMENT_DECISIONS,
     PLACEMENTS,
 )
-from ocm_rollout.controllers.addon import cma_steps, mca_steps
+from ocm_rollout.controllers.addon import cma_steps, mca_io, mca_steps
 from ocm_rollout.controllers.addon.cma_steps import RESYNC_SECONDS, CmaPass
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
 from ocm_rollout.controllers.addon.indexes import AddonIndexes, addon_annotations, cma_placements, work_keys
@@ -150,6 +154,9 @@ class AddonController:
                 found[cluster] = shown
         return found
 
+    async def _confirm_mcas(self, name: str, planned_from: dict[str, JSON]) -> dict[str, JSON] | None:
+        return await mca_io.confirm_mcas(self, name, planned_from)
+
     def clusters_by_name(self) -> Mapping[str, JSON]:
         return _ByName(self.cluster_cache)
 
@@ -161,6 +168,15 @@ class AddonController:
                 decisions=self.decision_cache.select(namespace, labels={LABEL_PLACEMENT: name}),
             )
         return found
+
+    @staticmethod
+    def validation_error(body: JSON) -> str | None:
+        """Why the CMA is not a valid ClusterManagementAddOn (the shell validates with the model)."""
+        try:
+            ClusterManagementAddOn.model_validate(body)
+        except ValidationError as exc:
+            return format_validation_error(exc)
+        return None
 
     # -- telling ---------------------------------------------------------------------------------
     async def tell_cma(self, body: JSON, reason: str, message: str, event_type: str = NORMAL) -> None:
