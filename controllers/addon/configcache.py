@@ -55,6 +55,16 @@ class ConfigCaches:
         self._started = True
         self._add((ADDON_GROUP, ADDON_DEPLOYMENT_CONFIG_RESOURCE), ADDON_DEPLOYMENT_CONFIGS)
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def close(self) -> None:
+        """Stop the caches' watches (the tasks end at their next await)."""
+        for task in self.tasks.values():
+            task.cancel()
+        self.tasks.clear()
+
     async def stop(self) -> None:
         for task in self.tasks.values():
             task.cancel()

@@ -78,12 +78,14 @@ def mca(rv: str) -> dict[str, Any]:
 
 async def test_the_addon_manager_keeps_the_newer_mca_too() -> None:
     from ocm_rollout.controllers.addon.operator import AddonController
+    from ocm_rollout.controllers.runtime.shell import Runtime
 
-    ctl = AddonController(ControllerContext(kube=Listing([mca("200")])))
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=Listing([mca("200")]))))
+    (watch,) = ctl.mca_cache.source.caches.values()  # type: ignore[union-attr]
     for version in ("100", "300"):
         obj = mca(version)
-        ctl.mca_cache.remember(obj)
-        ctl.on_mca("MODIFIED", obj, None)
+        watch.objects[("cluster7", "hello")] = obj
+        ctl.mca_cache.on_source("MODIFIED", obj, None)
     merged = await ctl._confirm_mcas("hello", {"cluster7": mca("100")})
     assert merged is not None
     assert ctl.mcas_by_name["hello"]["cluster7"]["metadata"]["resourceVersion"] == "300"

@@ -1,0 +1,167 @@
+"""The add-on manager's lookup tables, kept from the caches' events and from its own writes.
+
+Events of the watched kinds flow in (``on_cma``, ``on_mca``, ``on_work``: the caches' ``index``
+callbacks, which also hear the controller's own writes); what flows out is, for each change, the
+queue keys that depend on it (``cmas_of_placement``, ``mca_keys_of_cma``, ``work_keys``...) and
+the objects a pass reads (``mcas_of``, ``works_of``) without scanning a cache
+(docs/behaviour/addons.md 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from ocm_rollout.api.constants import ADDON_ANNOTATION_PREFIX, LABEL_ADDON_NAME, LABEL_ADDON_NAMESPACE
+from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.common.wire import annotations_of, labels_of, name_of, namespace_of
+
+ConfigKey = tuple[str, str, str, str]
+"""(group, resource, namespace, name) of a configuration object."""
+
+
+def work_key(work: JSON | None) -> str | None:
+    """The MCA key (``namespace/name``) an add-on ManifestWork reports on (docs/behaviour/addons.md 2)."""
+    if work is None:
+        return None
+    labels = labels_of(work)
+    addon = labels.get(LABEL_ADDON_NAME)
+    if not addon:
+        return None
+    return f"{labels.get(LABEL_ADDON_NAMESPACE) or namespace_of(work)}/{addon}"
+
+
+def work_keys(work: JSON, previous: JSON | None) -> list[str]:
+    """The MCA keys a change of an add-on ManifestWork concerns (the one it reported on before too)."""
+    return sorted(key for key in {work_key(previous), work_key(work)} if key is not None)
+
+
+def config_keys(items: Iterable[Any]) -> set[ConfigKey]:
+    found = set()
+    for item in items:
+        if isinstance(item, dict) and item.get("resource") and item.get("name"):
+            found.add((str(item.get("group") or ""), str(item["resource"]), str(item.get("namespace") or ""), str(item["name"])))
+    return found
+
+
+def cma_config_keys(cma: JSON) -> set[ConfigKey]:
+    """The default and per-placement configurations a CMA's spec names."""
+    spec = cma.get("spec") or {}
+    keys = set()
+    for item in spec.get("supportedConfigs") or []:
+        if isinstance(item, dict) and isinstance(item.get("defaultConfig"), dict):
+            default = item["defaultConfig"]
+            if default.get("name"):
+                keys.add((str(item.get("group") or ""), str(item.get("resource") or ""), str(default.get("namespace") or ""), str(default["name"])))
+    for placement in (spec.get("installStrategy") or {}).get("placements") or []:
+        if isinstance(placement, dict):
+            keys |= config_keys(placement.get("configs") or [])
+    return keys
+
+
+def known_good_keys(cma: JSON) -> set[ConfigKey]:
+    """The last known good configurations the CMA's installProgressions name (what an aborted
+    placement returns to: a change of them concerns the CMA)."""
+    keys = set()
+    for entry in (cma.get("status") or {}).get("installProgressions") or []:
+        for item in (entry.get("configReferences") or []) if isinstance(entry, dict) else ():
+            good = item.get("lastKnownGoodConfig") if isinstance(item, dict) else None
+            if isinstance(good, dict) and good.get("name") and item.get("resource"):
+                keys.add((str(item.get("group") or ""), str(item["resource"]), str(good.get("namespace") or ""), str(good["name"])))
+    return keys
+
+
+def cma_placements(cma: JSON) -> set[tuple[str, str]]:
+    found = set()
+    for placement in ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements") or []:
+        if isinstance(placement, dict) and placement.get("name"):
+            found.add((str(placement.get("namespace") or ""), str(placement["name"])))
+    return found
+
+
+def addon_annotations(cluster: JSON | None) -> dict[str, str] | None:
+    """A ManagedCluster's ``addon.open-cluster-management.io*`` annotations (None: no cluster)."""
+    if cluster is None:
+        return None
+    return {k: v for k, v in annotations_of(cluster).items() if k.startswith(ADDON_ANNOTATION_PREFIX)}
+
+
+class Reverse:
+    """A many-to-many index ``key -> owners`` with its reverse ``owner -> keys``."""
+
+    def __init__(self) -> None:
+        self.forward: dict[Hashable, set[Any]] = {}
+        self.backward: dict[Hashable, set[Any]] = {}
+
+    def put(self, owner: Hashable, keys: set[Any]) -> None:
+        for old in self.backward.pop(owner, set()):
+            bucket = self.forward.get(old)
+            if bucket is not None:
+                bucket.discard(owner)
+                if not bucket:
+                    del self.forward[old]
+        if keys:
+            self.backward[owner] = keys
+            for key in keys:
+                self.forward.setdefault(key, set()).add(owner)
+
+    def owners(self, key: Hashable) -> set[Any]:
+        return set(self.forward.get(key, ()))
+
+
+class AddonIndexes:
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        self.mcas_by_name: dict[str, dict[str, JSON]] = {}  # addon name -> cluster -> MCA
+        self.works_by_key: dict[str, dict[tuple[str, str], JSON]] = {}  # MCA key -> works
+        self.cma_placements = Reverse()  # CMA name -> (namespace, name) of its placements
+        self.cma_configs = Reverse()  # CMA name -> configurations it names
+        self.mca_configs = Reverse()  # MCA key -> configurations its spec names
+
+    # -- index callbacks (every event and own write) -------------------------------------------
+    def on_cma(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
+        name = name_of(obj)
+        deleted = event_type == "DELETED"
+        self.cma_placements.put(name, set() if deleted else cma_placements(obj))
+        self.cma_configs.put(name, set() if deleted else cma_config_keys(obj) | known_good_keys(obj))
+
+    def on_mca(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
+        name, cluster = name_of(obj), namespace_of(obj)
+        if event_type == "DELETED":
+            bucket = self.mcas_by_name.get(name)
+            if bucket is not None:
+                bucket.pop(cluster, None)
+                if not bucket:
+                    del self.mcas_by_name[name]
+            self.mca_configs.put(f"{cluster}/{name}", set())
+            return
+        self.mcas_by_name.setdefault(name, {})[cluster] = obj
+        self.mca_configs.put(f"{cluster}/{name}", config_keys((obj.get("spec") or {}).get("configs") or []))
+
+    def on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        ref = (namespace_of(obj), name_of(obj))
+        for old in work_keys(obj, previous):
+            bucket = self.works_by_key.get(old)
+            if bucket is not None:
+                bucket.pop(ref, None)
+                if not bucket:
+                    del self.works_by_key[old]
+        key = work_key(obj)
+        if key is not None and event_type != "DELETED":
+            self.works_by_key.setdefault(key, {})[ref] = obj
+
+    # -- keys to re-queue ----------------------------------------------------------------------
+    def mca_keys_of_cma(self, name: str) -> list[str]:
+        return [f"{cluster}/{name}" for cluster in self.mcas_by_name.get(name, {})]
+
+    def cmas_of_placement(self, namespace: str, name: str) -> set[str]:
+        return self.cma_placements.owners((namespace, name))
+
+    def placed_cmas(self) -> list[str]:
+        """Every CMA with placements in its install strategy."""
+        return [str(name) for name in self.cma_placements.backward]
+
+    # -- reading -------------------------------------------------------------------------------
+    def works_of(self, key: str) -> list[tuple[tuple[str, str], JSON]]:
+        return sorted(self.works_by_key.get(key, {}).items())

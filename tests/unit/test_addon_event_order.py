@@ -1,0 +1,120 @@
+"""The add-on manager hears its inputs in any order: an MCA whose event came before its CMA's
+(a hand-made MCA created right after its CMA: the list-and-watch MCA cache is faster than kopf's
+batched CMA events) must be looked at again once the CMA arrives, and so must the CMA once the
+MCA arrives; a configuration event that came before its CMA's must not be needed afterwards.
+
+Driven at the level of the controller's declarations: events are handed to its caches as the
+sources would, passes are run by hand, and what each event queued is read from the queues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.addon.operator import AddonController
+from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, WatchSource
+from ocm_rollout.controllers.runtime.outcome import DONE
+from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.controllers.runtime.shell import Runtime
+
+JSON = dict[str, Any]
+ADC = {"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"}
+
+
+def cma(name: str = "hello") -> JSON:
+    return {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": {"name": name, "uid": "cma-uid", "resourceVersion": "10", "generation": 1},
+        "spec": {
+            "installStrategy": {"type": "Manual"},
+            "supportedConfigs": [{**ADC, "defaultConfig": {"namespace": "default", "name": "deploy-config"}}],
+        },
+    }
+
+
+def mca(name: str = "hello", cluster: str = "cluster1") -> JSON:
+    return {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ManagedClusterAddOn",
+        "metadata": {"name": name, "namespace": cluster, "uid": "mca-uid", "resourceVersion": "12"},
+        "spec": {},
+    }
+
+
+class NoApi(Kube):
+    def __init__(self) -> None:
+        super().__init__(ApiClient())
+
+    async def list_objects(self, *_args: Any, **_kwargs: Any) -> list[JSON]:
+        return []
+
+
+def controller() -> AddonController:
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=NoApi())))
+    ctl.configs._started = True  # no configuration watch in a unit test
+    for cache in ctl.runtime.caches:
+        if isinstance(cache.source, KopfSource):
+            cache.source.bind({})
+    return ctl
+
+
+def arrive(cache: Cache, obj: JSON, event_type: str = "ADDED") -> None:
+    """The source stores ``obj`` and tells the cache, as kopf or the watch would."""
+    meta = obj["metadata"]
+    key = (meta.get("namespace") or "", meta["name"])
+    if isinstance(cache.source, KopfSource):
+        index = cache.source._index
+        assert isinstance(index, dict)
+        index[key] = [obj]
+    else:
+        assert isinstance(cache.source, WatchSource)
+        (watch,) = cache.source.caches.values()
+        watch.objects[key] = obj
+    cache.on_source(event_type, obj, None)
+
+
+def drain(ctl: AddonController) -> tuple[set[str], set[str]]:
+    """The CMA and MCA keys queued (now or later), emptying both queues."""
+    found: list[set[str]] = []
+    for queue in (ctl.cma_queue, ctl.mca_queue):
+        keys = set(queue._ready_set) | set(queue._due)
+        queue._ready.clear()
+        queue._ready_set.clear()
+        queue._due.clear()
+        queue._delayed.clear()
+        found.append(keys)
+    return found[0], found[1]
+
+
+async def test_an_mca_seen_before_its_cma_is_looked_at_again_when_the_cma_arrives() -> None:
+    ctl = controller()
+    arrive(ctl.mca_cache, mca())
+    assert drain(ctl) == ({"hello"}, {"cluster1/hello"})
+    assert await ctl.reconcile_mca("cluster1/hello") == DONE  # no CMA yet: nothing to do
+    assert await ctl.reconcile_cma("hello") == DONE
+    arrive(ctl.cma_cache, cma())
+    cmas, mcas = drain(ctl)
+    assert cmas == {"hello"}
+    assert mcas == {"cluster1/hello"}, "the MCA whose pass found no CMA must be re-queued by the CMA's arrival"
+
+
+async def test_a_cma_seen_before_its_mcas_is_looked_at_again_when_one_arrives() -> None:
+    ctl = controller()
+    arrive(ctl.cma_cache, cma())
+    drain(ctl)
+    arrive(ctl.mca_cache, mca())
+    cmas, mcas = drain(ctl)
+    assert cmas == {"hello"} and mcas == {"cluster1/hello"}
+    assert ctl.mcas("hello") == {"cluster1": mca()}
+
+
+async def test_a_default_configuration_seen_after_its_cma_re_queues_the_cma() -> None:
+    ctl = controller()
+    arrive(ctl.cma_cache, cma())
+    drain(ctl)
+    config = {"metadata": {"name": "deploy-config", "namespace": "default", "resourceVersion": "11"}}
+    ctl.on_config(ADC["group"], ADC["resource"], config)
+    assert drain(ctl)[0] == {"hello"}
