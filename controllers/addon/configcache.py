@@ -55,10 +55,6 @@ class ConfigCaches:
         self._started = True
         self._add((ADDON_GROUP, ADDON_DEPLOYMENT_CONFIG_RESOURCE), ADDON_DEPLOYMENT_CONFIGS)
 
-    @property
-    def started(self) -> bool:
-        return self._started
-
     def close(self) -> None:
         """Stop the caches' watches (the tasks end at their next await)."""
         for task in self.tasks.values():

@@ -127,6 +127,7 @@ class AddonController:
             Trigger(mcas, lambda _t, obj, previous: work_keys(obj, previous)),
         ])
         self.configs = ConfigCaches(runtime.kube, self.on_config, time.monotonic)
+        runtime.on_start(self._start_configs)
         runtime.on_stop(self.configs.close)
 
     # -- keys ------------------------------------------------------------------------------------
@@ -191,14 +192,12 @@ class AddonController:
             await self.tell_cma(p.body, reason, message, WARNING)
 
     # -- the passes ------------------------------------------------------------------------------
-    async def _configs_ready(self) -> None:
+    async def _start_configs(self) -> None:
         """The configuration caches list before the first pass reads them."""
-        if not self.configs.started:
-            self.configs.start()
+        self.configs.start()
         await self.configs.wait_synced()
 
     async def reconcile_cma(self, name: str) -> Outcome:
-        await self._configs_ready()
         body = self.cma_cache.get(name)
         if body is None:
             for topic in ("spellings", "breaches"):
@@ -215,7 +214,6 @@ class AddonController:
         return DONE
 
     async def reconcile_mca(self, key: str) -> Outcome:
-        await self._configs_ready()
         cluster, _, name = key.partition("/")
         mca = self.mca_cache.get(name, cluster)
         if mca is None or is_deleting(mca):
@@ -232,5 +230,4 @@ class AddonController:
         return DONE
 
     async def reconcile_cluster(self, cluster: str) -> Outcome:
-        await self._configs_ready()
         return await mca_steps.sync_cluster_annotations(self, cluster)

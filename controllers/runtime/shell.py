@@ -124,6 +124,7 @@ class Runtime:
         self.queues: dict[str, _QueueSpec[Any]] = {}
         self.http_routes: list[web.RouteDef] = []
         self.stop_callbacks: list[Callable[[], None]] = []
+        self.start_callbacks: list[Callable[[], Awaitable[None]]] = []
         self.synced = asyncio.Event()
         self.writes = Writes(self.kube)
         self._tasks: list[asyncio.Task[Any]] = []
@@ -188,6 +189,11 @@ class Runtime:
     def on_stop(self, callback: Callable[[], None]) -> None:
         self.stop_callbacks.append(callback)
 
+    def on_start(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Awaited once the controller starts, before its caches count as synced (a cache of
+        kinds found only at run time, listed before the first pass)."""
+        self.start_callbacks.append(callback)
+
     def writer(self, concurrency: int) -> ConcurrentWriter:
         """A pool for one-write-per-cluster passes, closed when the controller stops."""
         pool = ConcurrentWriter(self.kube, concurrency, name=f"{self.name}-write")
@@ -245,6 +251,8 @@ class Runtime:
 
     async def _run_queues(self) -> None:
         try:
+            for callback in self.start_callbacks:
+                await callback()
             await self._wait_synced()
             runs = [self._workers(spec) for spec in self.queues.values()]
             runs.extend(self._resync(spec, resync) for spec in self.queues.values() for resync in spec.resync)
