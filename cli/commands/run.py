@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         "--controllers",
         default="all",
         metavar="NAMES",
-        help=f"comma-separated controllers to run, or 'all' (known: {', '.join(registry.CONTROLLER_MODULES)})",
+        help=f"comma-separated controllers to run, or 'all' (known: {', '.join(registry.CONTROLLERS)})",
     )
     parser.add_argument(
         "--kubeconfig",
@@ -162,7 +162,7 @@ def _register_extra_controllers() -> None:
         name, sep, module = item.partition("=")
         if not sep or not name.strip() or not module.strip():
             raise UsageError(f"{EXTRA_CONTROLLERS_ENV} entries must look like name=module.path, got {item!r}")
-        registry.CONTROLLER_MODULES.setdefault(name.strip(), module.strip())
+        registry.CONTROLLERS.setdefault(name.strip(), module.strip())
 
 
 def _default_lease_namespace() -> str:
