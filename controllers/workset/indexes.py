@@ -14,6 +14,7 @@ from typing import Any
 
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import generation_of, meta
+from ocm_rollout.controllers.runtime.overlay import strictly_newer, uid_of
 from ocm_rollout.controllers.workset.revisions import template_of
 from ocm_rollout.controllers.workset.template import normal_spec
 
@@ -40,6 +41,18 @@ class ByOwner:
     def put(self, ref: Key, value: str, obj: JSON) -> None:
         self.owner_of[ref] = value
         self.objects.setdefault(value, {})[ref] = obj
+
+    def update(self, ref: Key, value: str | None, obj: JSON, *, deleted: bool) -> None:
+        """Keep ``obj`` under ``value`` (None or ``deleted``: drop it). Never rolls an entry back
+        to an older version of the same object: the index hears the controller's own writes at
+        once, and a watch event that lags behind such a write must not replace it."""
+        previous = self.owner_of.get(ref)
+        known = None if previous is None else self.objects.get(previous, {}).get(ref)
+        if not deleted and known is not None and uid_of(known) == uid_of(obj) and strictly_newer(known, obj):
+            return
+        self.remove(ref)
+        if not deleted and value is not None:
+            self.put(ref, value, obj)
 
     def of(self, value: str) -> list[JSON]:
         return list(self.objects.get(value, {}).values())

@@ -140,24 +140,18 @@ class WorksetController:
             self.owners.put(_key(obj), owner_for(namespace_of(obj), name_of(obj)).label_value)
 
     def on_work(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
-        ref = (namespace_of(obj), name_of(obj))
         value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
-        self.works_by_owner.remove(ref)
-        if event_type == "DELETED":
+        deleted = event_type == "DELETED"
+        self.works_by_owner.update((namespace_of(obj), name_of(obj)), value, obj, deleted=deleted)
+        if deleted:
             self.forms.works.pop(str(meta(obj).get("uid") or ""), None)
-        elif value is not None:
-            self.works_by_owner.put(ref, value, obj)
 
     def on_revision(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
-        ref = (namespace_of(obj), name_of(obj))
         value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
-        self.revisions_by_owner.remove(ref)
-        if value is None:
-            return
-        if event_type == "DELETED":
+        deleted = event_type == "DELETED"
+        self.revisions_by_owner.update((namespace_of(obj), name_of(obj)), value, obj, deleted=deleted)
+        if deleted and value is not None:
             self.forms.revisions.pop(str(meta(obj).get("uid") or ""), None)
-        else:
-            self.revisions_by_owner.put(ref, value, obj)
 
     # -- triggers (watch events only; docs/behaviour/mwrs.md 2) -----------------------------------------------
     def work_keys(self, _event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
