@@ -462,8 +462,8 @@ def test_works_over_ocms_size_limit_are_reported_with_the_servers_message_and_re
     (warning,) = wait_for(lambda: env.events(ns, "ManifestWorkInvalid"), what="the warning event")
     assert warning["type"] == "Warning" and warning["message"] == message
     # Retried with back-off, telling nothing new.
-    controller = env.operator.controller
-    wait_for(lambda: controller.retries.get(f"{ns}/too-big", 0) >= 2, what="a retry")
+    queue = env.operator.handles.runtime("workset").queues["workset"].queue
+    wait_for(lambda: queue.failures(f"{ns}/too-big") >= 2, what="a retry")
     assert len(env.events(ns, "ManifestWorkInvalid")) == 1
     env.api.patch(MANIFEST_WORK_REPLICA_SETS, "too-big", {"spec": {"manifestWorkTemplate": CONFIGMAP_TEMPLATE}}, ns)
     wait_for(lambda: len(env.works_of(ns, "too-big")) == 2, what="works of the fixed template")

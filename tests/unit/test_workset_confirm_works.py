@@ -10,7 +10,9 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.runtime.cache import WatchSource
 from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.controllers.runtime.shell import Runtime
 from ocm_rollout.controllers.workset.operator import WorksetController
 from ocm_rollout.controllers.workset.workbuild import owner_for
 
@@ -41,13 +43,17 @@ class Listing(Kube):
 
 
 def controller(kube: Kube) -> WorksetController:
-    return WorksetController(ControllerContext(kube=kube))
+    return WorksetController(Runtime("workset", ControllerContext(kube=kube)))
 
 
 def arrive(ctl: WorksetController, obj: dict[str, Any]) -> None:
-    previous = ctl.work_cache.get(obj["metadata"]["name"], obj["metadata"]["namespace"])
-    ctl.work_cache.remember(obj)
-    ctl.on_work("MODIFIED", obj, previous)
+    """The works watch delivers ``obj``."""
+    source = ctl.works.source
+    assert isinstance(source, WatchSource)
+    watch = source.caches[None]
+    previous = watch.get(obj["metadata"]["name"], obj["metadata"]["namespace"])
+    watch.remember(obj)
+    ctl.works.on_source("MODIFIED", obj, previous)
 
 
 async def test_a_listing_older_than_the_watch_does_not_roll_the_index_back() -> None:
