@@ -6,6 +6,7 @@ the tests do not see each other's objects.
 
 from __future__ import annotations
 
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -350,7 +351,7 @@ def test_a_placement_whose_pass_fails_is_retried_with_a_growing_back_off(
         delays = [r.requeued_after for r in runtime.recent_passes("placement") if r.key == key and r.outcome.startswith("back off")]
         assert len(delays) >= 5
         assert all(d is not None for d in delays)
-        growing = [b / a for a, b in zip(delays, delays[1:], strict=False) if a]  # type: ignore[operator]
+        growing = [b / a for a, b in itertools.pairwise(delays) if a]  # type: ignore[operator]
         assert growing and all(ratio == 2 for ratio in growing), delays
         assert runtime.queues["placement"].queue.failures(key) >= 5
     finally:
