@@ -53,6 +53,7 @@ from ocm_rollout.controllers.addon.mca_steps import McaPass
 from ocm_rollout.controllers.common.wire import is_deleting, labels_of, name_of, namespace_of
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.cache import Cache
+from ocm_rollout.controllers.runtime.chain import run_chain
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, Told
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome
 from ocm_rollout.controllers.runtime.shell import KOPF, LIST_WATCH, Runtime, Trigger
@@ -207,11 +208,7 @@ class AddonController:
         if is_deleting(body):
             return DONE  # its MCAs go by garbage collection of the owner reference (4.2)
         state = CmaPass(name, body, self.runtime.clock())
-        for step in cma_steps.CMA_PASS:
-            outcome = await step(self, state)
-            if outcome is not None:
-                return outcome
-        return DONE
+        return await run_chain(cma_steps.CMA_PASS, self, state) or DONE
 
     async def reconcile_mca(self, key: str) -> Outcome:
         cluster, _, name = key.partition("/")
@@ -223,11 +220,7 @@ class AddonController:
         if cma is None:
             return DONE  # the CMA's arrival re-queues this key (its trigger reads the MCA index)
         state = McaPass(key, cluster, mca, cma, managed=is_lifecycle_managed(cma))
-        for step in mca_steps.MCA_PASS:
-            outcome = await step(self, state)
-            if outcome is not None:
-                return outcome
-        return DONE
+        return await run_chain(mca_steps.MCA_PASS, self, state) or DONE
 
     async def reconcile_cluster(self, cluster: str) -> Outcome:
         return await mca_steps.sync_cluster_annotations(self, cluster)

@@ -37,6 +37,7 @@ from ocm_rollout.controllers.common.wire import annotations_of, labels_of, meta,
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import Reservations
 from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.chain import run_chain
 from ocm_rollout.controllers.runtime.events import Told
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome, after
 from ocm_rollout.controllers.runtime.overlay import DeletePolicy
@@ -195,11 +196,7 @@ class WorksetController:
             self._forget(key, namespace, name)
             return DONE
         p = Pass(key, body, owner_for(namespace, name), self.runtime.clock())
-        for step in PASS:
-            outcome = await step(self, p)
-            if outcome is not None:
-                return outcome
-        return steps.finish(p, RESYNC_SECONDS)
+        return await run_chain(PASS, self, p) or steps.finish(p, RESYNC_SECONDS)
 
     async def reconcile_ttl(self, key: str) -> Outcome:
         """Delete a finished work once its ttlSecondsAfterFinished has passed (docs/behaviour/mwrs.md 9)."""
