@@ -86,10 +86,11 @@ class WorkQueue(Generic[K]):
         heapq.heappush(self._delayed, (due, next(self._seq), key))
         self._changed.set()
 
-    def add_rate_limited(self, key: K) -> None:
+    def add_rate_limited(self, key: K, *, at_least: float = 0.0) -> None:
+        """Queue ``key`` after its next back-off (and not before ``at_least`` seconds)."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        self.add_after(key, self.backoff(failures))
+        self.add_after(key, max(self.backoff(failures), at_least))
 
     def backoff(self, failures: int) -> float:
         """The delay before retry number ``failures + 1`` of a key."""
@@ -153,9 +154,6 @@ class WorkQueue(Generic[K]):
     def pending(self) -> int:
         """Keys waiting now or later (not counting those being processed)."""
         return len(self._ready_set | set(self._due))
-
-    def is_queued(self, key: K) -> bool:
-        return key in self._ready_set or key in self._due or key in self._dirty
 
     def shut_down(self) -> None:
         self._shut_down = True

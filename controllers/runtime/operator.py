@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 # How long a cancelled operator may take to unwind before we stop waiting for it.
 CANCEL_GRACE_SECONDS = 30.0
+# kopf's non-watch requests.
+REQUEST_TIMEOUT_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 10.0
 
 
 def connection_info(configuration: Configuration) -> kopf.ConnectionInfo:
@@ -97,6 +100,9 @@ def operator_settings() -> kopf.OperatorSettings:
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.watching.connect_timeout = 30
+    # kopf's own requests (listings, discovery, patches) are bounded like ours (client/kube.py).
+    settings.networking.request_timeout = REQUEST_TIMEOUT_SECONDS
+    settings.networking.connect_timeout = CONNECT_TIMEOUT_SECONDS
     settings.posting.reporting_component = "ocm-rollout"
     return settings
 
@@ -208,6 +214,7 @@ async def run_operator(
     thread.start()
     done = asyncio.wrap_future(finished)
     inner: _Inner | None = None
+    waited = False
     try:
         inner = await asyncio.wrap_future(started)
         stopping: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
@@ -226,10 +233,11 @@ async def run_operator(
         if inner is not None and not done.done():
             log.warning("aborting the operator")
             inner.loop.call_soon_threadsafe(inner.task.cancel)
+        waited = True
         await _wait_quietly(done, CANCEL_GRACE_SECONDS)
         raise
     finally:
-        if not done.done():
+        if not done.done() and not waited:  # one grace period, not two (a lost lease)
             await _wait_quietly(done, CANCEL_GRACE_SECONDS)
 
 

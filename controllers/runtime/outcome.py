@@ -7,13 +7,15 @@ decides, the controller only says what it needs):
 - ``DONE``: nothing more to do until an event comes; the key's failures are forgotten.
 - ``after(seconds)``: look again after that long (a soak, a deadline, a resync); failures are
   forgotten.
-- ``back_off(reason)``: the pass could not do its work (a write failed, an input is broken);
-  retry after the queue's exponential back-off, which grows with each consecutive back-off or
-  exception and is only reset by a pass that ends in ``DONE`` or ``after``.
+- ``back_off(reason, at_least=s)``: the pass could not do its work (a write failed, an input is
+  broken); retry after the queue's exponential back-off, which grows with each consecutive
+  back-off or exception and is only reset by a pass that ends in ``DONE`` or ``after``, and never
+  sooner than ``at_least`` (an API server's ``Retry-After``).
 - ``CONFLICT``: a write met a newer object (409); the watch event that caused it is usually a
   moment away, so look again shortly, neither growing nor resetting the back-off.
 
-A pass that raises counts as ``back_off``. ``apply_outcome`` is the only place where these turn
+A pass that raises counts as ``back_off`` (at least the ``Retry-After`` of a 429 it raised).
+``apply_outcome`` is the only place where these turn
 into queue operations.
 """
 
@@ -60,8 +62,14 @@ def after(seconds: float | None) -> Outcome:
     return Outcome("after", max(0.0, float(seconds)))
 
 
-def back_off(reason: str = "") -> Outcome:
-    return Outcome("back_off", reason=reason)
+def back_off(reason: str = "", *, at_least: float | None = None) -> Outcome:
+    return Outcome("back_off", seconds=max(0.0, at_least or 0.0), reason=reason)
+
+
+def raised(exc: BaseException) -> Outcome:
+    """The outcome of a pass that raised ``exc``: a back-off, no sooner than its Retry-After."""
+    retry_after = getattr(exc, "retry_after", None)
+    return back_off(repr(exc), at_least=retry_after if isinstance(retry_after, int | float) else None)
 
 
 def sooner(first: Outcome, second: Outcome) -> Outcome:
@@ -78,8 +86,8 @@ def apply_outcome(queue: WorkQueue[K], key: K, outcome: Outcome | None) -> float
     """Carry ``outcome`` out on ``queue`` for ``key`` (which the worker has marked done).
     ``None`` is a pass that raised. Returns the delay chosen, or None when nothing is queued."""
     if outcome is None or outcome.kind == "back_off":
-        delay = queue.backoff(queue.failures(key))
-        queue.add_rate_limited(key)
+        delay = max(queue.backoff(queue.failures(key)), 0.0 if outcome is None else outcome.seconds)
+        queue.add_rate_limited(key, at_least=delay)
         return delay
     if outcome.kind == "conflict":
         queue.add_after(key, CONFLICT_RETRY_SECONDS)

@@ -38,7 +38,7 @@ from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.queue import QueueShutDown, WorkQueue
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, Listener, WatchSource
 from ocm_rollout.controllers.runtime.events import EventRecorder
-from ocm_rollout.controllers.runtime.outcome import Outcome, apply_outcome
+from ocm_rollout.controllers.runtime.outcome import Outcome, apply_outcome, raised
 from ocm_rollout.controllers.runtime.overlay import DeletePolicy
 from ocm_rollout.controllers.runtime.writer import ConcurrentWriter
 from ocm_rollout.controllers.runtime.writes import Writes
@@ -290,6 +290,7 @@ class Runtime:
                 raise
             except Exception as exc:
                 error = exc
+                outcome = raised(exc)
                 log.warning(
                     "reconcile failed",
                     extra={"key": str(key), "queue": queue.name, "error": repr(exc)},
@@ -298,13 +299,13 @@ class Runtime:
             queue.done(key)
             delay = apply_outcome(queue, key, outcome)
             took = time.monotonic() - started
-            said = "error" if outcome is None else str(outcome)
+            said = "error" if error is not None else str(outcome)
             spec.history.append(PassRecord(key, started, took, said, delay))
-            if outcome is None or outcome.kind == "back_off":
+            if outcome is not None and outcome.kind == "back_off":
                 log.info(
                     "backing off",
                     extra={"key": str(key), "queue": queue.name, "failures": queue.failures(key), "retry_in": delay,
-                           "reason": repr(error) if outcome is None else outcome.reason},
+                           "reason": outcome.reason},
                 )
             if on_result is not None:
                 on_result(queue.name, took, error)

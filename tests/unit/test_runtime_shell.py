@@ -219,3 +219,19 @@ def test_no_pass_runs_before_every_cache_has_listed() -> None:
             await task
 
     asyncio.run(scenario())
+
+
+def test_a_back_off_waits_at_least_the_retry_after_an_api_server_asked_for() -> None:
+    class Throttled(Exception):
+        retry_after = 3.0
+
+    async def scenario() -> None:
+        from ocm_rollout.controllers.runtime.outcome import raised
+
+        queue: WorkQueue[str] = WorkQueue("q", base_delay=0.005, clock=lambda: 0.0)
+        assert apply_outcome(queue, "k", raised(Throttled())) == 3.0
+        assert apply_outcome(queue, "k", back_off("429", at_least=2.0)) == 2.0
+        assert apply_outcome(queue, "k", raised(ValueError())) == 0.02  # the third failure
+        assert queue.failures("k") == 3
+
+    asyncio.run(scenario())
