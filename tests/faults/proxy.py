@@ -26,7 +26,9 @@ Independently of those:
 
 - ``latency``: the request waits ``latency_seconds`` (a random value in that range) first.
 - ``watch_cut``: a forwarded watch stream is cut (the connection aborted, sometimes in the middle
-  of an event's line) after a random number of events in ``watch_cut_after``.
+  of an event's line) after a random number of events in ``watch_cut_after``. Whether a stream
+  is cut is drawn once, when it starts, or, for a stream opened while faults were off, at the
+  first event it relays once they are on (so long-lived streams are cut too).
 
 ``counts()`` gives every fault by kind plus ``requests`` (received) and ``forwarded`` (sent to
 the hub); ``faults_off()`` / ``faults_on()`` switch injection for new requests (a request already
@@ -411,17 +413,12 @@ class FaultProxy:
         watch = is_watch(request)
         body = await request.read() if request.can_read_body else None
         fault: str | None = None
-        cut_after: int | None = None
-        torn = False
         if self.enabled:
             rates = self.rates
             if rates.latency and self.rng.random() < rates.latency:
                 self._count(LATENCY, request)
                 await asyncio.sleep(self.rng.uniform(*rates.latency_seconds))
             fault = self._draw_answer_fault(watch)
-            if watch and rates.watch_cut and self.rng.random() < rates.watch_cut:
-                cut_after = self.rng.randint(*rates.watch_cut_after)
-                torn = self.rng.random() < 0.5
         if fault is not None:
             self._count(fault, request)
         if fault in (DROP, RESET):
@@ -438,8 +435,7 @@ class FaultProxy:
             return web.Response(status=500, body=text, content_type="application/json")
         if fault == HANG:
             return await self._hang(request, watch)
-        return await self._forward(request, body, watch=watch, lost_answer=fault == LOST_ANSWER,
-                                   cut_after=cut_after, torn=torn)
+        return await self._forward(request, body, watch=watch, lost_answer=fault == LOST_ANSWER)
 
     async def _hang(self, request: web.BaseRequest, watch: bool) -> web.StreamResponse:
         hang = HungRequest(request.method, request.path_qs, watch, time.monotonic())
@@ -473,8 +469,6 @@ class FaultProxy:
         *,
         watch: bool,
         lost_answer: bool,
-        cut_after: int | None,
-        torn: bool,
     ) -> web.StreamResponse:
         assert self._session is not None
         url = self.upstream.server + request.raw_path
@@ -489,41 +483,59 @@ class FaultProxy:
                     await upstream.read()
                     _abort(request, reset=False)
                     return web.Response(status=503)
-                return await self._relay(request, upstream, cut_after=cut_after, torn=torn)
+                return await self._relay(request, upstream, watch=watch)
         except (aiohttp.ClientError, TimeoutError) as exc:
             text = status_body(503, "ServiceUnavailable", f"the fault proxy cannot reach the hub: {exc}")
             return web.Response(status=503, body=text, content_type="application/json")
 
-    async def _relay(
-        self, request: web.BaseRequest, upstream: aiohttp.ClientResponse, *, cut_after: int | None, torn: bool
-    ) -> web.StreamResponse:
+    async def _relay(self, request: web.BaseRequest, upstream: aiohttp.ClientResponse, *, watch: bool) -> web.StreamResponse:
         response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for name, value in upstream.headers.items():
             if name.lower() not in _HOP_BY_HOP:
                 response.headers.add(name, value)
         if upstream.content_length is not None and "chunked" not in upstream.headers.get("Transfer-Encoding", ""):
             response.content_length = upstream.content_length
+        cut = _Cut() if watch and upstream.status == 200 else None
         try:
             await response.prepare(request)
-            events = 0
             async for chunk in upstream.content.iter_any():
-                if cut_after is None:
+                if cut is None:
                     await response.write(chunk)
                     continue
-                for piece, newline in _lines(chunk):
-                    if events >= cut_after:
+                for piece, ends_event in _lines(chunk):
+                    if cut.due(self):
                         # Cut: sometimes in the middle of the next event, then abort.
-                        if torn and piece:
+                        if cut.torn and piece:
                             await response.write(piece[: max(1, len(piece) // 2)])
                         self._count(WATCH_CUT, request)
                         _abort(request, reset=False)
                         return response
                     await response.write(piece)
-                    events += newline
+                    cut.events += ends_event
             await response.write_eof()
         except ConnectionError:
             pass  # the client went away (or was cut off): nothing more to send
         return response
+
+
+@dataclass
+class _Cut:
+    """Whether and when one watch stream is cut: drawn at its first event relayed while faults
+    are on; then ``after`` is the number of events it relays before the cut (None: never)."""
+
+    events: int = 0
+    drawn: bool = False
+    after: int | None = None
+    torn: bool = False
+
+    def due(self, proxy: FaultProxy) -> bool:
+        if not self.drawn and proxy.enabled:
+            self.drawn = True
+            rates = proxy.rates
+            if rates.watch_cut and proxy.rng.random() < rates.watch_cut:
+                self.after = self.events + proxy.rng.randint(*rates.watch_cut_after)
+                self.torn = proxy.rng.random() < 0.5
+        return self.after is not None and self.events >= self.after and proxy.enabled
 
 
 def _lines(chunk: bytes) -> Iterator[tuple[bytes, int]]:
