@@ -30,6 +30,10 @@ Independently of those:
   is cut is drawn once, when it starts, or, for a stream opened while faults were off, at the
   first event it relays once they are on (so long-lived streams are cut too).
 
+Targeted faults, for reproducing one situation on purpose (whatever ``faults_off`` says):
+``hang_next(pattern)`` hangs the next request whose ``METHOD path?query`` matches the regular
+expression; ``cut_watches(pattern)`` cuts every open watch stream that matches, now.
+
 ``counts()`` gives every fault by kind plus ``requests`` (received) and ``forwarded`` (sent to
 the hub); ``faults_off()`` / ``faults_on()`` switch injection for new requests (a request already
 hung stays hung: a dead connection does not heal when the network does). ``records`` lists each
@@ -43,6 +47,7 @@ import base64
 import contextlib
 import json
 import random
+import re
 import socket
 import ssl
 import struct
@@ -245,6 +250,9 @@ class FaultProxy:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._handlers: set[asyncio.Task[Any]] = set()
+        self._targeted_hangs: list[re.Pattern[str]] = []
+        # Open watch streams being relayed: id(request) -> (request, "GET path?query").
+        self._watches: dict[int, tuple[web.BaseRequest, str]] = {}
         self._stopping: asyncio.Event | None = None
         self._started_at = time.monotonic()
 
@@ -259,6 +267,25 @@ class FaultProxy:
 
     def faults_on(self) -> None:
         self.enabled = True
+
+    def hang_next(self, pattern: str) -> None:
+        """Hang the next request whose ``METHOD path?query`` matches ``pattern`` (``re.search``)."""
+        with self._lock:
+            self._targeted_hangs.append(re.compile(pattern))
+
+    def cut_watches(self, pattern: str) -> int:
+        """Cut every open watch stream whose ``GET path?query`` matches ``pattern`` now; how many."""
+        loop = self._loop
+        assert loop is not None, "the proxy is not running"
+
+        async def cut() -> int:
+            matched = [r for r, line in self._watches.values() if re.search(pattern, line)]
+            for request in matched:
+                self._count(WATCH_CUT, request)
+                _abort(request, reset=False)
+            return len(matched)
+
+        return asyncio.run_coroutine_threadsafe(cut(), loop).result(timeout=10)
 
     def set_rates(self, rates: FaultRates) -> None:
         self.rates = rates
@@ -408,6 +435,15 @@ class FaultProxy:
             if task is not None:
                 self._handlers.discard(task)
 
+    def _targeted(self, request: web.BaseRequest) -> bool:
+        line = f"{request.method} {request.path_qs}"
+        with self._lock:
+            for index, pattern in enumerate(self._targeted_hangs):
+                if pattern.search(line):
+                    del self._targeted_hangs[index]
+                    return True
+        return False
+
     async def _handle_one(self, request: web.BaseRequest) -> web.StreamResponse:
         self._count("requests")
         watch = is_watch(request)
@@ -419,6 +455,8 @@ class FaultProxy:
                 self._count(LATENCY, request)
                 await asyncio.sleep(self.rng.uniform(*rates.latency_seconds))
             fault = self._draw_answer_fault(watch)
+        if self._targeted(request):
+            fault = HANG
         if fault is not None:
             self._count(fault, request)
         if fault in (DROP, RESET):
@@ -496,6 +534,8 @@ class FaultProxy:
         if upstream.content_length is not None and "chunked" not in upstream.headers.get("Transfer-Encoding", ""):
             response.content_length = upstream.content_length
         cut = _Cut() if watch and upstream.status == 200 else None
+        if watch:
+            self._watches[id(request)] = (request, f"{request.method} {request.path_qs}")
         try:
             await response.prepare(request)
             async for chunk in upstream.content.iter_any():
@@ -515,6 +555,8 @@ class FaultProxy:
             await response.write_eof()
         except ConnectionError:
             pass  # the client went away (or was cut off): nothing more to send
+        finally:
+            self._watches.pop(id(request), None)
         return response
 
 

@@ -26,6 +26,7 @@ every test (junit XML), and repeated at the end of a run by ``tests/faults/conft
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -148,7 +149,15 @@ class FaultRun:
     logs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
     state_at_end: dict[str, Any] = field(default_factory=dict)
+    # The stacks of the threads of a process that did not exit after SIGTERM (faulthandler).
+    thread_dumps: dict[str, str] = field(default_factory=dict)
     summary: str = ""
+
+
+def thread_dump(log: str) -> str:
+    """faulthandler's dump at the end of a process's log (the lines from "Fatal Python error")."""
+    start = log.rfind("Fatal Python error")
+    return "" if start < 0 else log[start:]
 
 
 def template(version: int) -> JSON:
@@ -215,6 +224,7 @@ class Scenario:
                 name, kubeconfig, self.directory,
                 "--controllers", name, "--lease-namespace", NS, "--lease-name", f"faults-{name}",
                 "--identity", f"faults-{name}",
+                env={"PYTHONFAULTHANDLER": "1"},  # SIGABRT dumps every thread's stack into the log
             )  # fmt: skip
         for name, proc in self.processes.items():
             wait_until(lambda p=proc: p.logged("operator started"), timeout=STARTUP_TIMEOUT, message=f"the {name} operator")
@@ -352,8 +362,13 @@ class Scenario:
             try:
                 self.run.exit_codes[name] = proc.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                # Still running: SIGABRT makes Python's faulthandler write every thread's stack.
                 self.run.exit_codes[name] = None
+                proc.process.send_signal(signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.process.wait(timeout=10)
                 proc.kill()
+                self.run.thread_dumps[name] = thread_dump(proc.log_path.read_text(encoding="utf-8", errors="replace"))
             self.run.logs[name] = proc.events()
 
     def close(self) -> None:
@@ -415,6 +430,9 @@ def summary_lines(run: FaultRun) -> list[str]:
             + f"; max in flight {run.max_in_flight.get(rollout)} (bound {bound}) over {run.monitor_changes.get(rollout)} changes"
             + f", {len(run.violations.get(rollout) or [])} violations"
         )
+    for hang in run.hung:
+        if hang.waited() > GIVE_UP_SECONDS:
+            out.append(f"  stuck: {hang.method} {hang.path} waited {hang.waited():.0f}s ({hang.how or 'still waiting'})")
     for name, events in run.logs.items():
         counted = logged_counts(events)
         text = ", ".join(f"{msg!r} {n}" for msg, n in sorted(counted.items())) or "nothing of note"
@@ -557,7 +575,8 @@ def test_no_client_waits_on_a_hung_request_for_ever(outcome: FaultRun) -> None:
 
 
 def test_the_controllers_exit_cleanly_on_sigterm(outcome: FaultRun) -> None:
-    assert outcome.exit_codes == dict.fromkeys(CONTROLLERS, 0)
+    dumps = "\n".join(f"--- {name} ---\n{dump[-6000:]}" for name, dump in outcome.thread_dumps.items())
+    assert outcome.exit_codes == dict.fromkeys(CONTROLLERS, 0), f"still running {EXIT_SECONDS:g}s after SIGTERM:\n{dumps}"
 
 
 def test_no_key_is_retried_faster_than_its_backoff(outcome: FaultRun) -> None:

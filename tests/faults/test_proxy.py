@@ -235,6 +235,26 @@ def test_faults_off_forwards_faithfully_again(proxy_with: Callable[..., Proxied]
     assert proxied.proxy.counts()["error"] == 1
 
 
+def test_hang_next_hangs_only_the_next_matching_request(proxy_with: Callable[..., Proxied]) -> None:
+    proxied = proxy_with()
+    proxied.proxy.hang_next(r"^GET /api/v1/namespaces/default$")
+    assert proxied.request("GET", "/api/v1/namespaces").status == 200
+    with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+        proxied.request("GET", "/api/v1/namespaces/default", timeout=0.5)
+    assert proxied.request("GET", "/api/v1/namespaces/default").status == 200
+    assert proxied.proxy.faults() == {"hang": 1}
+
+
+def test_cut_watches_cuts_the_open_streams_that_match(proxy_with: Callable[..., Proxied]) -> None:
+    proxied = proxy_with()
+    stream = proxied.request("GET", f"/api/v1/namespaces/{NS}/configmaps?watch=true&timeoutSeconds=30", stream=True)
+    wait_until(lambda: proxied.proxy.cut_watches(r"configmaps\?watch") == 1, timeout=10, message="the stream to be cut")
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        for _ in stream.stream(amt=None):
+            pass
+    assert proxied.proxy.faults() == {"watch_cut": 1}
+
+
 def test_rates_that_add_up_to_more_than_one_are_refused() -> None:
     with pytest.raises(ValueError, match="add up"):
         FaultRates(drop=0.6, error=0.6)
