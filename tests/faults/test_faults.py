@@ -433,10 +433,15 @@ def summary_lines(run: FaultRun) -> list[str]:
     for hang in run.hung:
         if hang.waited() > GIVE_UP_SECONDS:
             out.append(f"  stuck: {hang.method} {hang.path} waited {hang.waited():.0f}s ({hang.how or 'still waiting'})")
+    backoff = backoff_report(run.logs)
     for name, events in run.logs.items():
         counted = logged_counts(events)
         text = ", ".join(f"{msg!r} {n}" for msg, n in sorted(counted.items())) or "nothing of note"
         out.append(f"  {name}: exit {run.exit_codes.get(name)}; logged {text}")
+        bursts = backoff.bursts.get(name) or {}
+        if bursts:
+            (queue, key), densest = max(bursts.items(), key=lambda item: item[1])
+            out.append(f"    {len(bursts)} keys failed; densest: {queue} {key!r} {densest} times within 2s")
     return out
 
 
@@ -510,6 +515,13 @@ def assert_backoff_respected(
     (e.g. a ``retry_in`` field on "reconcile failed", as the watch cache's "watch failed" has)
     or each pass's outcome; then this function should compare every retry with its delay.
     """
+    report = backoff_report(logs, window=window, slack=slack)
+    assert report.problems == [], "\n".join(report.problems)
+    return report
+
+
+def backoff_report(logs: Mapping[str, list[dict[str, Any]]], *, window: float = 2.0, slack: int = 2) -> BackoffReport:
+    """What ``assert_backoff_respected`` checks, without asserting (the summary shows it)."""
     allowed = consecutive_failure_bound(window) * slack
     report = BackoffReport()
     for process, events in logs.items():
@@ -528,7 +540,6 @@ def assert_backoff_respected(
                     f"{process}: {key[0]} key {key[1]!r} failed {densest} times within {window:g}s "
                     f"(back-off allows {allowed // slack}, {allowed} with slack)"
                 )
-    assert report.problems == [], "\n".join(report.problems)
     return report
 
 
