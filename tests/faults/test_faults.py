@@ -27,6 +27,7 @@ every test (junit XML), and repeated at the end of a run by ``tests/faults/conft
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
@@ -34,7 +35,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ CONVERGE_SECONDS = 60.0
 # fence gives a write 5 s; the Lease client gives a renewal 10 s).
 GIVE_UP_SECONDS = 60.0
 # How long the processes get to exit after SIGTERM, all at once.
-EXIT_SECONDS = 30.0
+EXIT_SECONDS = 20.0
 
 SEED = os.environ.get("OCM_ROLLOUT_FAULT_SEED", "20260601")
 RATES = FaultRates(
@@ -89,8 +90,10 @@ RATES = FaultRates(
 
 FLEET = 10
 CLUSTERS = [f"cluster{i}" for i in range(1, FLEET + 1)]
-# Every work (the MWRS's and the add-ons' deploy works) takes 2 s to apply and 8 s more to finish.
-PROFILE: JSON = {"defaults": {"mode": "rollout", "applyDelay": "2s", "progressDuration": "8s", "outcome": "Succeeded"}}
+# Every work (the MWRS's and the add-ons' deploy works) takes 1 s to apply and 5 s more to finish:
+# a whole rollout (5 waves of the MWRS, 4 of the add-on) takes about 40 s without faults, so one
+# started just before the faults stop still fits in CONVERGE_SECONDS.
+PROFILE: JSON = {"defaults": {"mode": "rollout", "applyDelay": "1s", "progressDuration": "5s", "outcome": "Succeeded"}}
 CONTROLLERS = ("placement", "workset", "addon")
 
 NS = "default"  # the simulated fleet's ManagedClusterSets are bound here
@@ -366,7 +369,7 @@ class Scenario:
                 self.run.exit_codes[name] = None
                 proc.process.send_signal(signal.SIGABRT)
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.process.wait(timeout=10)
+                    proc.process.wait(timeout=5)
                 proc.kill()
                 self.run.thread_dumps[name] = thread_dump(proc.log_path.read_text(encoding="utf-8", errors="replace"))
             self.run.logs[name] = proc.events()
@@ -433,7 +436,7 @@ def summary_lines(run: FaultRun) -> list[str]:
     for hang in run.hung:
         if hang.waited() > GIVE_UP_SECONDS:
             out.append(f"  stuck: {hang.method} {hang.path} waited {hang.waited():.0f}s ({hang.how or 'still waiting'})")
-    backoff = backoff_report(run.logs)
+    backoff = backoff_report(run.logs, retry_after_seconds=RATES.retry_after_seconds)
     for name, events in run.logs.items():
         counted = logged_counts(events)
         text = ", ".join(f"{msg!r} {n}" for msg, n in sorted(counted.items())) or "nothing of note"
@@ -441,7 +444,10 @@ def summary_lines(run: FaultRun) -> list[str]:
         bursts = backoff.bursts.get(name) or {}
         if bursts:
             (queue, key), densest = max(bursts.items(), key=lambda item: item[1])
-            out.append(f"    {len(bursts)} keys failed; densest: {queue} {key!r} {densest} times within 2s")
+            early = [gap for process, _, _, gap in backoff.early_after_throttle if process == name]
+            out.append(f"    {len(bursts)} keys failed; densest: {queue} {key!r} {densest} times within 2s; "
+                       f"{len(early)} retries sooner than Retry-After {RATES.retry_after_seconds}s"
+                       + (f" (after {', '.join(f'{g * 1000:.0f}' for g in sorted(early)[:5])} ms ...)" if early else ""))
     return out
 
 
@@ -451,24 +457,38 @@ def summary_lines(run: FaultRun) -> list[str]:
 # seconds (n: its failures since its last success), at most max.
 QUEUE_BASE_DELAY = 0.005
 QUEUE_MAX_DELAY = 300.0
+# A failure that sent nothing (the lease fence refused the write) does not count as a retry.
+_NOT_SENT = ("LeaseLost",)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One "reconcile failed" warning: when (epoch seconds), and the error it names."""
+
+    at: float
+    error: str
+
+    @property
+    def throttled(self) -> bool:
+        return "429" in self.error or "TooManyRequests" in self.error
 
 
 def _log_time(event: Mapping[str, Any]) -> float:
-    return datetime.strptime(str(event["time"]), "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+    return datetime.strptime(str(event["time"]), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
-def failures_by_key(events: list[dict[str, Any]]) -> dict[tuple[str, str], list[float]]:
-    """The times of the "reconcile failed" warnings of one process, by (queue, key). The logging
-    format puts the queue key in ``object`` (``client/logging.py`` renders an ``extra`` ``key``
-    so); ``key`` is read too, should the format ever keep it."""
-    found: dict[tuple[str, str], list[float]] = defaultdict(list)
+def failures_by_key(events: list[dict[str, Any]]) -> dict[tuple[str, str], list[Failure]]:
+    """The "reconcile failed" warnings of one process, by (queue, key), in time order. The
+    logging format puts the queue key in ``object`` (``client/logging.py`` renders an ``extra``
+    ``key`` so); ``key`` is read too, should the format ever keep it."""
+    found: dict[tuple[str, str], list[Failure]] = defaultdict(list)
     for event in events:
         if event.get("msg") != "reconcile failed":
             continue
         key = str(event.get("key") or event.get("object") or "")
-        found[(str(event.get("queue") or ""), key)].append(_log_time(event))
-    for times in found.values():
-        times.sort()
+        found[(str(event.get("queue") or ""), key)].append(Failure(_log_time(event), str(event.get("error") or "")))
+    for failures in found.values():
+        failures.sort(key=lambda f: f.at)
     return dict(found)
 
 
@@ -485,61 +505,91 @@ def consecutive_failure_bound(window: float, base: float = QUEUE_BASE_DELAY, cap
 
 @dataclass
 class BackoffReport:
-    """Per process: for each (queue, key) that failed, its failures and the densest burst."""
+    """Per process: for each (queue, key) that failed, its failures and its densest burst; and
+    what breaks the rules of ``assert_backoff_respected``."""
 
     bursts: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
     failures: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    # Retries sooner than the server's Retry-After: (process, queue, key, seconds after the 429).
+    early_after_throttle: list[tuple[str, str, str, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
 def assert_backoff_respected(
     logs: Mapping[str, list[dict[str, Any]]],
     *,
+    retry_after_seconds: float | None = None,
     window: float = 2.0,
     slack: int = 2,
 ) -> BackoffReport:
     """The place for the check that no key is retried faster than its back-off allows.
 
-    What it checks now, from the controllers' logs alone (JSON lines; each failed pass is a
-    "reconcile failed" warning naming its queue and key, in ``object``): for every process and
-    every (queue, key), no ``window``-second stretch holds more failures than back-off allows for
-    consecutive failures (``consecutive_failure_bound``: 5 ms, 10 ms, 20 ms ... between retries,
-    so 9 failures within 2 s), times ``slack``. A key retried without back-off (a hot loop)
-    fails hundreds of times per second and is caught.
+    ``logs``: each controller process's JSON log lines (``RunProcess.events()``); each failed
+    pass is a "reconcile failed" warning naming its ``queue``, its key (in ``object``) and the
+    ``error``. What it checks now, per process and per (queue, key):
 
-    What it cannot check from these logs, and why the bound has slack: a successful pass is not
+    1. Back-off: no ``window``-second stretch holds more failures than back-off allows for
+       consecutive failures (``consecutive_failure_bound``: 5 ms, 10 ms, 20 ms ... between
+       retries, so 9 failures within 2 s), times ``slack``. A key retried without back-off (a
+       hot loop) fails hundreds of times per second and is caught.
+    2. Retry-After (when ``retry_after_seconds`` is given: what the server sent with its 429s):
+       after a pass failed with 429 Too Many Requests, the key does not fail again sooner than
+       that. A second failure within it proves the key was tried again (a pass ran and sent a
+       request) before the server allowed it, whatever queued the key.
+
+    What it cannot check from these logs, and why rule 1 has slack: a successful pass is not
     logged, and it resets the key's back-off (``forget``); and a watch event queues a key at
     once whatever its back-off (client-go's semantics too: ``add`` supersedes a pending
-    ``add_after``). So "retried faster than the back-off allows" can only be told apart from
-    "succeeded in between" or "woken by an event" once the controllers log each retry's delay
-    (e.g. a ``retry_in`` field on "reconcile failed", as the watch cache's "watch failed" has)
-    or each pass's outcome; then this function should compare every retry with its delay.
+    ``add_after``); nor is a retry that succeeds after a 429 visible (rule 2 sees only retries
+    that failed again). So "retried faster than the back-off allows" can only be told apart
+    from "succeeded in between" or "woken by an event" once the controllers log each retry's
+    delay (e.g. a ``retry_in`` field on "reconcile failed", as the watch cache's "watch failed"
+    has) or each pass's outcome; then this function should compare every retry with its delay.
     """
-    report = backoff_report(logs, window=window, slack=slack)
+    report = backoff_report(logs, retry_after_seconds=retry_after_seconds, window=window, slack=slack)
     assert report.problems == [], "\n".join(report.problems)
     return report
 
 
-def backoff_report(logs: Mapping[str, list[dict[str, Any]]], *, window: float = 2.0, slack: int = 2) -> BackoffReport:
+def backoff_report(
+    logs: Mapping[str, list[dict[str, Any]]],
+    *,
+    retry_after_seconds: float | None = None,
+    window: float = 2.0,
+    slack: int = 2,
+) -> BackoffReport:
     """What ``assert_backoff_respected`` checks, without asserting (the summary shows it)."""
     allowed = consecutive_failure_bound(window) * slack
     report = BackoffReport()
     for process, events in logs.items():
         per_key = failures_by_key(events)
-        report.failures[process] = {key: len(times) for key, times in per_key.items()}
+        report.failures[process] = {key: len(failures) for key, failures in per_key.items()}
         report.bursts[process] = {}
-        for key, times in per_key.items():
+        for (queue, key), failures in per_key.items():
+            times = [f.at for f in failures]
             densest, start = 0, 0
             for end, at in enumerate(times):
                 while at - times[start] > window:
                     start += 1
                 densest = max(densest, end - start + 1)
-            report.bursts[process][key] = densest
+            report.bursts[process][queue, key] = densest
             if densest > allowed:
                 report.problems.append(
-                    f"{process}: {key[0]} key {key[1]!r} failed {densest} times within {window:g}s "
+                    f"{process}: {queue} key {key!r} failed {densest} times within {window:g}s "
                     f"(back-off allows {allowed // slack}, {allowed} with slack)"
                 )
+            if retry_after_seconds is None:
+                continue
+            for first, second in itertools.pairwise(failures):
+                if not first.throttled or any(word in second.error for word in _NOT_SENT):
+                    continue
+                gap = second.at - first.at
+                if gap < retry_after_seconds:
+                    report.early_after_throttle.append((process, queue, key, gap))
+                    report.problems.append(
+                        f"{process}: {queue} key {key!r} failed again {gap * 1000:.0f} ms after a 429 that said "
+                        f"Retry-After {retry_after_seconds:g}s ({second.error[:80]})"
+                    )
     return report
 
 
@@ -591,7 +641,7 @@ def test_the_controllers_exit_cleanly_on_sigterm(outcome: FaultRun) -> None:
 
 
 def test_no_key_is_retried_faster_than_its_backoff(outcome: FaultRun) -> None:
-    report = assert_backoff_respected(outcome.logs)
+    report = assert_backoff_respected(outcome.logs, retry_after_seconds=RATES.retry_after_seconds)
     assert any(report.failures.values()), "no reconcile failed under faults: were the faults injected?"
 
 
@@ -604,11 +654,42 @@ def test_consecutive_failure_bound_follows_the_queue_backoff() -> None:
 
 def test_failures_are_read_by_queue_and_key() -> None:
     events = [
-        {"time": "2026-01-01T00:00:00.000000Z", "msg": "reconcile failed", "object": "ns/a", "queue": "workset"},
-        {"time": "2026-01-01T00:00:00.100000Z", "msg": "reconcile failed", "object": "ns/a", "queue": "workset"},
+        {"time": "2026-01-01T00:00:00.000000Z", "msg": "reconcile failed", "object": "ns/a", "queue": "workset",
+         "error": "KubeError('429 TooManyRequests: slow down')"},
+        {"time": "2026-01-01T00:00:00.100000Z", "msg": "reconcile failed", "object": "ns/a", "queue": "workset",
+         "error": "KubeError('500 InternalError')"},
         {"time": "2026-01-01T00:00:00.200000Z", "msg": "something else", "object": "ns/a", "queue": "workset"},
     ]
     found = failures_by_key(events)
     assert list(found) == [("workset", "ns/a")]
     first, second = found["workset", "ns/a"]
-    assert abs(second - first - 0.1) < 1e-6
+    assert abs(second.at - first.at - 0.1) < 1e-6
+    assert first.throttled and not second.throttled
+
+
+def test_a_retry_sooner_than_retry_after_is_reported() -> None:
+    events = [
+        {"time": "2026-01-01T00:00:00.000000Z", "msg": "reconcile failed", "object": "a", "queue": "addon",
+         "error": "KubeError('429 TooManyRequests: slow down')"},
+        {"time": "2026-01-01T00:00:00.050000Z", "msg": "reconcile failed", "object": "a", "queue": "addon",
+         "error": "ProtocolError('Connection aborted.')"},
+        {"time": "2026-01-01T00:00:05.000000Z", "msg": "reconcile failed", "object": "a", "queue": "addon",
+         "error": "KubeError('429 TooManyRequests: slow down')"},
+        {"time": "2026-01-01T00:00:06.500000Z", "msg": "reconcile failed", "object": "a", "queue": "addon",
+         "error": "KubeError('500 InternalError')"},
+    ]
+    report = backoff_report({"addon": events}, retry_after_seconds=1.0)
+    assert [(p, q, k, round(gap, 3)) for p, q, k, gap in report.early_after_throttle] == [("addon", "addon", "a", 0.05)]
+    assert len(report.problems) == 1
+    with pytest.raises(AssertionError, match="Retry-After"):
+        assert_backoff_respected({"addon": events}, retry_after_seconds=1.0)
+
+
+def test_a_hot_loop_is_reported() -> None:
+    events = [
+        {"time": f"2026-01-01T00:00:00.{i:02d}0000Z", "msg": "reconcile failed", "object": "k", "queue": "workset",
+         "error": "KubeError('500 InternalError')"}
+        for i in range(30)
+    ]
+    with pytest.raises(AssertionError, match="30 times within 2s"):
+        assert_backoff_respected({"workset": events})
