@@ -19,6 +19,16 @@ Watch-driven monitors on the hub itself (not through the proxy) check every chan
 ManifestWork and ManagedClusterAddOn against each strategy's bound, with the checkers of the
 stress tests (tests/integration/test_workset_agents.py, test_addon_agents.py).
 
+The tests: faults of every kind happened; both rollouts kept completing under faults and
+complete once they stop; neither ever had more clusters in flight than its strategy allows; no
+client waited on an unanswered request for more than ``GIVE_UP_SECONDS`` (a worker stuck on a
+hung request); the processes exit on SIGTERM; and ``assert_backoff_respected`` over the
+controllers' logs (back-off bursts, and Retry-After after a 429).
+
+By hand: ``.venv/bin/python -m pytest -q -s -m faults tests/faults`` (``OCM_ROLLOUT_FAULT_SEED``,
+``OCM_ROLLOUT_FAULT_SECONDS``); the controllers' logs stay in the scenario's directory
+(``--basetemp`` keeps them in a place of your choosing).
+
 The fault counts by kind and the outcomes are printed (``-s`` or ``-rA`` shows them), written to
 ``fault-summary.txt`` in the scenario's directory, recorded as the ``fault_summary`` property of
 every test (junit XML), and repeated at the end of a run by ``tests/faults/conftest.py``.
@@ -60,11 +70,12 @@ from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, conditio
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
-# How long the faults last (OCM_ROLLOUT_FAULT_SECONDS for a shorter run by hand), and how long the controllers then have to finish both rollouts.
+# How long the faults last (OCM_ROLLOUT_FAULT_SECONDS for a shorter run by hand), and how long
+# the controllers then have to finish both rollouts.
 FAULT_SECONDS = float(os.environ.get("OCM_ROLLOUT_FAULT_SECONDS", "180"))
 CONVERGE_SECONDS = 60.0
 # A client that waits longer than this on a request nobody answers is stuck (the leader's write
-# fence gives a write 5 s; the Lease client gives a renewal 10 s).
+# fence gives a write at most 15 s; the Lease client gives a renewal 10 s).
 GIVE_UP_SECONDS = 60.0
 # How long the processes get to exit after SIGTERM, all at once.
 EXIT_SECONDS = 20.0
