@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.addon_core import bench_core
 from ocm_rollout.controllers.addon import configrollout
 from ocm_rollout.controllers.addon import operator as addon_operator
-from ocm_rollout.controllers.addon.benchcore import bench_core
 from ocm_rollout.controllers.addon.configrollout import (
     FAILED,
     PROGRESSING,
