@@ -560,11 +560,6 @@ class ConfigRolloutPlan:
         """Does this pass abort a placement's rollout?"""
         return any(n.new_abort for n in self.nodes)
 
-    def node(self, namespace: str, name: str) -> NodeReport | None:
-        for node in self.nodes:
-            if node.namespace == namespace and node.name == name:
-                return node
-        return None
 
 
 def _inherits(entry: AddonEntry, node_desired: DesiredConfigs) -> bool:

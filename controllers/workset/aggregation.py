@@ -224,7 +224,6 @@ class StatusResult:
     status: JSON
     # Clusters per placement that count in the summary (works applied with the current template).
     existing: dict[str, set[str]] = field(default_factory=dict)
-    total_selected: int = 0
     succeeded: int = 0
 
 
@@ -280,7 +279,6 @@ def build_status(
         count += len(existing)
         total += ref.selected
         succeeded += len(ref.succeeded)
-    result.total_selected = total
     result.succeeded = succeeded
     failures = outcome.failures()
 
