@@ -46,6 +46,10 @@ from ocm_rollout.api.gosyntax import parse_go_duration as parse_go_duration
 from ocm_rollout.api.gosyntax import parse_go_float as parse_go_float
 from ocm_rollout.api.gosyntax import parse_progress_deadline as parse_progress_deadline
 
+# The one RFC 3339 formatter and parser (``ocm_rollout.api.times``), re-exported beside ``Time``.
+from ocm_rollout.api.times import format_time as format_time
+from ocm_rollout.api.times import parse_time
+
 # --------------------------------------------------------------------------------------------
 # Schema markers
 # --------------------------------------------------------------------------------------------
@@ -101,26 +105,12 @@ Int64 = Annotated[int, AfterValidator(_int64_range), CRD(format="int64")]
 
 def _parse_time(value: Any) -> Any:
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(f"{value!r} is not an RFC 3339 time") from exc
-        value = parsed
+        return parse_time(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
     return value
-
-
-def format_time(value: datetime) -> str:
-    """RFC 3339 in UTC with whole seconds, the way Kubernetes writes metav1.Time."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 Time = Annotated[
