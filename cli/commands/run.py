@@ -19,9 +19,6 @@ from ocm_rollout.controllers.runtime import health, leader, metrics, operator, r
 
 log = logging.getLogger("controllers.run")
 
-# Extra controllers, "name=module.path,..." (for tests and out-of-tree controllers): each
-# module exposes the same ``setup(registry, context)`` as the built-in ones.
-EXTRA_CONTROLLERS_ENV = "OCM_ROLLOUT_EXTRA_CONTROLLERS"
 DEFAULT_LEASE_NAME = "ocm-rollout-controllers"
 DUPLICATE_SIGNAL_WINDOW = 1.0
 
@@ -156,15 +153,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     parser.set_defaults(func=main)
 
 
-def _register_extra_controllers() -> None:
-    spec = os.environ.get(EXTRA_CONTROLLERS_ENV, "")
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, sep, module = item.partition("=")
-        if not sep or not name.strip() or not module.strip():
-            raise UsageError(f"{EXTRA_CONTROLLERS_ENV} entries must look like name=module.path, got {item!r}")
-        registry.CONTROLLER_MODULES.setdefault(name.strip(), module.strip())
-
-
 def _default_lease_namespace() -> str:
     from_env = os.environ.get("POD_NAMESPACE")
     if from_env:
@@ -179,7 +167,6 @@ def _default_lease_namespace() -> str:
 
 def build_config(args: argparse.Namespace) -> RunConfig:
     """Validate every flag; raises UsageError with a one-line message."""
-    _register_extra_controllers()
     try:
         names = registry.parse_controller_names(args.controllers)
     except registry.UnknownControllerError as exc:

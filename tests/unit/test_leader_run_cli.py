@@ -58,9 +58,8 @@ def kubeconfig(tmp_path: Path) -> str:
 @pytest.fixture
 def extra_controller(monkeypatch: pytest.MonkeyPatch) -> str:
     # Any importable module stands in for a controller: flags are checked before setup().
-    # The registry is copied so that the extra name does not leak into other tests.
-    monkeypatch.setattr(registry, "CONTROLLER_MODULES", dict(registry.CONTROLLER_MODULES))
-    monkeypatch.setenv(run.EXTRA_CONTROLLERS_ENV, "probe=json")
+    # The entry is removed again after the test.
+    monkeypatch.setitem(registry.CONTROLLER_MODULES, "probe", "json")
     return "probe"
 
 
@@ -73,6 +72,19 @@ def test_unknown_controller_is_one_line_exit_2(capsys: pytest.CaptureFixture[str
     code, err = run_cli(capsys, "--controllers", "nope", "--kubeconfig", kubeconfig)
     assert code == 2
     assert err.count("\n") == 1 and "nope" in err
+
+
+def test_no_environment_variable_adds_a_controller(kubeconfig: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controllers that exist are the registry's: the old test hook (a module named in
+    OCM_ROLLOUT_EXTRA_CONTROLLERS) loads nothing into a production process."""
+    from ocm_rollout.cli.main import build_parser
+
+    monkeypatch.setattr(registry, "CONTROLLER_MODULES", dict(registry.CONTROLLER_MODULES))
+    monkeypatch.setenv("OCM_ROLLOUT_EXTRA_CONTROLLERS", "probe=json")
+    args = build_parser().parse_args(["run", "--controllers", "probe", "--kubeconfig", kubeconfig])
+    with pytest.raises(run.UsageError, match=r"unknown controller\(s\) probe"):
+        run.build_config(args)
+    assert "probe" not in registry.CONTROLLER_MODULES
 
 
 def test_unreadable_kubeconfig_is_one_line_exit_2(
