@@ -16,7 +16,6 @@ from ocm_rollout.api.meta import (
     DEFAULTED,
     ConditionList,
     Int32,
-    IntOrPercentValue,
     KindInfo,
     MinSuccessTime,
     OCMModel,
@@ -24,9 +23,6 @@ from ocm_rollout.api.meta import (
     ProgressDeadline,
     Threshold,
     Time,
-    parse_int_or_percent,
-    parse_min_success_time,
-    parse_progress_deadline,
 )
 
 GROUP = constants.CLUSTER_GROUP
@@ -104,17 +100,6 @@ class RolloutConfig(OCMModel):
         DEFAULTED,
     ] = 0
 
-    def deadline_ns(self) -> int | None:
-        """progressDeadline in nanoseconds, or None when unlimited."""
-        return parse_progress_deadline(self.progress_deadline)
-
-    def min_success_ns(self) -> int:
-        """minSuccessTime in nanoseconds."""
-        return parse_min_success_time(self.min_success_time)
-
-    def max_failures_value(self) -> IntOrPercentValue:
-        return parse_int_or_percent(self.max_failures)
-
 
 class MandatoryDecisionGroup(OCMModel):
     """A decision group that must be rolled out first, by name or by index."""
@@ -156,9 +141,6 @@ class RolloutProgressive(RolloutConfig):
             )
         ),
     ] = None
-
-    def max_concurrency_value(self) -> IntOrPercentValue:
-        return parse_int_or_percent(self.max_concurrency)
 
 
 class RolloutProgressivePerGroup(RolloutConfig):
@@ -246,12 +228,4 @@ class RolloutStrategy(OCMModel):
                 "spelling of type, set only type"
             )
         return value
-
-    def config(self) -> RolloutConfig:
-        """The settings of the selected type (an empty body when absent)."""
-        if self.type == constants.ROLLOUT_TYPE_PROGRESSIVE:
-            return self.progressive or RolloutProgressive()
-        if self.type == constants.ROLLOUT_TYPE_PROGRESSIVE_PER_GROUP:
-            return self.progressive_per_group or RolloutProgressivePerGroup()
-        return self.all or RolloutAll()
 

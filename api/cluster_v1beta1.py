@@ -370,10 +370,6 @@ class PlacementSpec(OCMModel):
         DEFAULTED,
     ] = "1m"
 
-    def effective_prioritizer_policy(self) -> PrioritizerPolicy:
-        """The prioritizer policy, or the default one (Additive, no configurations)."""
-        return self.prioritizer_policy or PrioritizerPolicy()
-
     def effective_group_strategy(self) -> GroupStrategy:
         """The group strategy, or the default one (no named groups, 100% per group)."""
         if self.decision_strategy is not None and self.decision_strategy.group_strategy is not None:

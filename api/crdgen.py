@@ -449,12 +449,6 @@ def apply_defaults(node: dict[str, Any], obj: Any) -> Any:
     return obj
 
 
-def json_schema_for(crd: dict[str, Any], strict: bool = False) -> dict[str, Any]:
-    """The JSON Schema of the (single) version of a CRD."""
-    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    return to_json_schema(schema, strict)
-
-
 @functools.cache
 def _validator(api_version: str, kind: str, strict: bool) -> tuple[dict[str, Any], Any] | None:
     for crd in generate_crds():

@@ -37,19 +37,11 @@ ALL_KINDS: tuple[type[OCMObject], ...] = tuple(
 _BY_TYPE: dict[tuple[str, str], type[OCMObject]] = {
     (k.KIND.api_version, k.KIND.kind): k for k in ALL_KINDS
 }
-_BY_RESOURCE: dict[tuple[str, str], type[OCMObject]] = {
-    (k.KIND.group, k.KIND.plural): k for k in ALL_KINDS
-}
 
 
 def model_for(api_version: str, kind: str) -> type[OCMObject] | None:
     """The model of ``apiVersion``/``kind``, or None when it is not one of ours."""
     return _BY_TYPE.get((api_version, kind))
-
-
-def model_for_resource(group: str, plural: str) -> type[OCMObject] | None:
-    """The model of a resource (group and plural), or None."""
-    return _BY_RESOURCE.get((group, plural))
 
 
 def parse_object(obj: Mapping[str, Any]) -> OCMObject:

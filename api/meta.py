@@ -16,10 +16,9 @@
 
 from __future__ import annotations
 
-import math
 import re
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
@@ -45,8 +44,11 @@ from ocm_rollout.api.gosyntax import DurationError as DurationError
 from ocm_rollout.api.gosyntax import format_go_duration as format_go_duration
 from ocm_rollout.api.gosyntax import parse_go_duration as parse_go_duration
 from ocm_rollout.api.gosyntax import parse_go_float as parse_go_float
-from ocm_rollout.api.gosyntax import parse_min_success_time as parse_min_success_time
 from ocm_rollout.api.gosyntax import parse_progress_deadline as parse_progress_deadline
+
+# The one RFC 3339 formatter and parser (``ocm_rollout.api.times``), re-exported beside ``Time``.
+from ocm_rollout.api.times import format_time as format_time
+from ocm_rollout.api.times import parse_time
 
 # --------------------------------------------------------------------------------------------
 # Schema markers
@@ -103,26 +105,12 @@ Int64 = Annotated[int, AfterValidator(_int64_range), CRD(format="int64")]
 
 def _parse_time(value: Any) -> Any:
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(f"{value!r} is not an RFC 3339 time") from exc
-        value = parsed
+        return parse_time(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
     return value
-
-
-def format_time(value: datetime) -> str:
-    """RFC 3339 in UTC with whole seconds, the way Kubernetes writes metav1.Time."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 Time = Annotated[
@@ -132,11 +120,6 @@ Time = Annotated[
 ]
 """A timestamp: parsed from RFC 3339 (any offset) into an aware UTC datetime, written as
 ``YYYY-MM-DDTHH:MM:SSZ`` (sub-seconds dropped, like metav1.Time)."""
-
-
-def now_utc() -> datetime:
-    """The current time in UTC (for the shell only: pure code takes ``now`` as an argument)."""
-    return datetime.now(UTC)
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,7 +247,6 @@ _LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
 _DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
 
 # Regular expressions used by OCM's CRDs (the same text appears in the generated schemas).
 QUALIFIED_NAME_PATTERN = (
@@ -297,23 +279,6 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
                 ["example.com"],
                 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
                 "'-' or '.', and must start and end with an alphanumeric character",
-            )
-        )
-    return errors
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    """Why ``value`` is not a lowercase RFC 1123 label (e.g. a namespace name)."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL_RE.match(value):
-        errors.append(
-            _regex_error(
-                _DNS1123_LABEL_FMT,
-                ["my-name", "123-abc"],
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                "'-', and must start and end with an alphanumeric character",
             )
         )
     return errors
@@ -462,19 +427,6 @@ PlainConditionList = Annotated[
 ]
 
 
-def find_condition(conditions: Iterable[Condition], type_: str) -> Condition | None:
-    """The condition of that type, or None."""
-    for cond in conditions:
-        if cond.type == type_:
-            return cond
-    return None
-
-
-def is_condition_true(conditions: Iterable[Condition], type_: str) -> bool:
-    cond = find_condition(conditions, type_)
-    return cond is not None and cond.status == "True"
-
-
 def set_condition(conditions: list[Condition], new: Condition, now: datetime) -> bool:
     """Set ``new`` in ``conditions`` (in place, matched by type); return True if anything changed.
 
@@ -495,20 +447,9 @@ def set_condition(conditions: list[Condition], new: Condition, now: datetime) ->
     return True
 
 
-def remove_condition(conditions: list[Condition], type_: str) -> bool:
-    """Remove the condition of that type; return True if there was one."""
-    for index, cond in enumerate(conditions):
-        if cond.type == type_:
-            del conditions[index]
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------------------------
 # Label selectors
 # --------------------------------------------------------------------------------------------
-
-SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 class SelectorError(ValueError):
@@ -612,9 +553,6 @@ class LabelSelector(OCMModel):
         self.check()
         return all(req.matches(labels) for req in self.requirements())
 
-    def is_empty(self) -> bool:
-        return not self.match_labels and not self.match_expressions
-
 
 LabelSelectorField = Annotated[LabelSelector, CRD(map_type="atomic")]
 
@@ -672,38 +610,6 @@ _THRESHOLD_RE = re.compile(THRESHOLD_PATTERN)
 # OCM's pattern for clustersPerDecisionGroup (emitted in the CRD; the model does not enforce it).
 GROUP_SIZE_PATTERN = "^((100|[1-9][0-9]{0,1})%|[1-9][0-9]*)$"
 
-@dataclass(frozen=True)
-class IntOrPercentValue:
-    """A decoded int-or-percent: an integer count, or a percentage (a float, ``"12.5%"`` -> 12.5)."""
-
-    is_percent: bool
-    value: float
-
-    def resolve(self, total: int) -> float:
-        """The count this stands for out of ``total``: ceil(p / 100 * total) for a percentage,
-        computed in doubles in that order (so 7% of 100 is 8). May be infinite or NaN."""
-        if not self.is_percent:
-            return self.value
-        product = self.value / 100.0 * float(total)
-        if math.isnan(product) or math.isinf(product):
-            return product
-        return float(math.ceil(product))
-
-
-def parse_int_or_percent(value: int | str | None) -> IntOrPercentValue:
-    """Decode an int-or-percent field. None is the integer 0; an int is itself; a string must
-    end in ``%`` with a Go float before it. Raises ValueError ("string is not a percentage")."""
-    if value is None:
-        return IntOrPercentValue(False, 0)
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is neither an integer nor a percentage")
-    if isinstance(value, int):
-        return IntOrPercentValue(False, value)
-    if not value.endswith("%"):
-        raise ValueError(f"{value!r}: string is not a percentage")
-    return IntOrPercentValue(True, parse_go_float(value[:-1]))
-
-
 def _int_or_string(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError("must be an integer or a string")
@@ -718,7 +624,6 @@ def _check_threshold(value: int | str) -> int | str:
     return value
 
 
-IntOrString = Annotated[int | str, BeforeValidator(_int_or_string), CRD(int_or_string=True)]
 Threshold = Annotated[
     int | str,
     BeforeValidator(_int_or_string),

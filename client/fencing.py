@@ -71,5 +71,5 @@ class _Unfenced(WriteFence):
 
 
 UNFENCED: WriteFence = _Unfenced()
-"""Every write admitted, no timeout: runs without leader election (``--no-leader-elect``, the
-local hub's ``up``)."""
+"""Every write admitted, with no time of its own (``Kube``'s request timeout applies): runs
+without leader election (``--no-leader-elect``, the local hub's ``up``)."""

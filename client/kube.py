@@ -2,7 +2,9 @@
 
 Objects travel as plain JSON dicts (the wire form); the controllers parse them through the
 pydantic models in ``api/``. Every call goes through the same code path against a real cluster
-and against the local hub: a kubeconfig (or the in-cluster config) and HTTP.
+and against the local hub: a kubeconfig (or the in-cluster config) and HTTP. Every request has
+a timeout (``DEFAULT_REQUEST_TIMEOUT`` unless the ``Kube`` is given another, or the write fence
+a shorter one).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
 import kubernetes
@@ -21,6 +23,19 @@ from ocm_rollout.api import constants
 from ocm_rollout.client.fencing import UNFENCED, WriteFence
 
 JSON = dict[str, Any]
+
+
+class RequestTimeout(NamedTuple):
+    """The longest a request may take: ``connect`` seconds to open a connection, then ``read``
+    seconds for each wait on the answer (a tuple, as the kubernetes client takes it)."""
+
+    connect: float
+    read: float
+
+
+DEFAULT_REQUEST_TIMEOUT = RequestTimeout(connect=10.0, read=60.0)
+"""Every request of a ``Kube`` without a timeout of its own: an API server that accepts a
+connection and never answers costs a worker at most this long, never forever."""
 
 
 @dataclass(frozen=True)
@@ -137,12 +152,31 @@ class Kube:
     """Async CRUD over JSON dicts. Calls run the sync client in worker threads."""
 
     def __init__(
-        self, api_client: ApiClient, *, field_manager: str = "ocm-rollout", fence: WriteFence = UNFENCED
+        self,
+        api_client: ApiClient,
+        *,
+        field_manager: str = "ocm-rollout",
+        fence: WriteFence = UNFENCED,
+        request_timeout: RequestTimeout = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self.api_client = api_client
         self.field_manager = field_manager
         # Every request but a read is admitted by the lease fence right before it is sent.
         self.fence = fence
+        if min(request_timeout) <= 0:
+            # The kubernetes client reads a zero timeout as none at all.
+            raise ValueError(f"request timeouts must be positive: {request_timeout}")
+        self.request_timeout = request_timeout
+
+    def _timeout(self, method: str) -> RequestTimeout | float:
+        """The timeout of one request: ``request_timeout``; for a write the fence admits with a
+        time of its own, that time (at most ``request_timeout.read``) as the limit of the whole
+        request, connection included: the fence's promise is that the write is answered or
+        abandoned by then."""
+        admitted = None if method == "GET" else self.fence.admit()
+        if admitted is None:
+            return self.request_timeout
+        return min(admitted, self.request_timeout.read)
 
     # -- the one primitive ------------------------------------------------------------------
     def request_sync(
@@ -163,7 +197,7 @@ class Kube:
             body=body,
             auth_settings=["BearerToken"],
         )
-        timeout = None if method == "GET" else self.fence.admit()
+        timeout = self._timeout(method)
         try:
             response = self.api_client.call_api(*serialized, _request_timeout=timeout)
             data = response.read()

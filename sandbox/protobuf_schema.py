@@ -110,10 +110,6 @@ class Field:
         if isinstance(self.type, str) and self.type not in _SCALARS:
             raise ValueError(f"unknown scalar type {self.type!r}")
 
-    @property
-    def wire(self) -> int:
-        return _WIRE[self.type] if isinstance(self.type, str) else LENGTH
-
 
 # time ---------------------------------------------------------------------------------------------
 

@@ -110,17 +110,3 @@ def frame(payload: bytes) -> bytes:
     """One length-delimited frame of a stream (a 4-byte big-endian size, then the bytes), as
     Kubernetes frames protobuf watch events."""
     return len(payload).to_bytes(4, "big") + payload
-
-
-def read_frames(data: bytes) -> Iterator[bytes]:
-    """The payloads of consecutive frames; a trailing incomplete frame is an error."""
-    pos = 0
-    while pos < len(data):
-        if pos + 4 > len(data):
-            raise ProtobufError("truncated frame header")
-        size = int.from_bytes(data[pos : pos + 4], "big")
-        pos += 4
-        if pos + size > len(data):
-            raise ProtobufError("truncated frame")
-        yield data[pos : pos + size]
-        pos += size

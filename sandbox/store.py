@@ -265,10 +265,6 @@ class Store:
 
     # writes -------------------------------------------------------------------------------------
 
-    def next_rv(self) -> int:
-        self.rv += 1
-        return self.rv
-
     def encode_stored(self, bucket: str, obj: dict[str, Any]) -> bytes:
         meta = obj["metadata"]
         key = (bucket, meta.get("namespace", ""), meta["name"])

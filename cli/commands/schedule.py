@@ -39,7 +39,7 @@ from ocm_rollout.api.cluster_v1 import ManagedCluster
 from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
 from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
 from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from ocm_rollout.api.meta import InvalidObject, OCMObject
+from ocm_rollout.api.meta import InvalidObject, OCMObject, format_time
 from ocm_rollout.controllers.placement.decisions import desired_decisions
 from ocm_rollout.controllers.placement.explain import explanation
 from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
@@ -169,8 +169,7 @@ def _normalize_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_normalize_json(v) for v in value]
     if isinstance(value, datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return stamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_time(value)
     if hasattr(value, "isoformat") and not isinstance(value, str | int | float | bool):
         return value.isoformat()
     return value

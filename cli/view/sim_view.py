@@ -39,6 +39,8 @@ from ocm_rollout.controllers.addon.report import (
     PlacementReport,
     build_addon_report,
 )
+from ocm_rollout.controllers.common.conditions import find_condition
+from ocm_rollout.controllers.common.wire import mapping_at
 from ocm_rollout.controllers.workset.report import Report, build_report
 from ocm_rollout.controllers.workset.workbuild import owner_for
 
@@ -121,12 +123,12 @@ class Snapshot:
         return sum(1 for c in self.clusters if c.available == "True")
 
 
-def _conditions(obj: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {str(c.get("type")): c for c in (obj.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)}
+def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    return find_condition(mapping_at(obj, "status").get("conditions"), type_)
 
 
 def _is_true_now(obj: Mapping[str, Any], type_: str) -> bool:
-    cond = _conditions(obj).get(type_)
+    cond = _condition(obj, type_)
     generation = (obj.get("metadata") or {}).get("generation") or 1
     return cond is not None and cond.get("status") == "True" and cond.get("observedGeneration", generation) == generation
 
@@ -139,7 +141,7 @@ def natural_key(name: str) -> tuple[tuple[int, int, str], ...]:
 def cluster_row(cluster: JSON, works: Sequence[JSON]) -> ClusterRow:
     """One cluster's row: its availability, taints and the state of ``works`` (its ManifestWorks)."""
     name = str((cluster.get("metadata") or {}).get("name") or "")
-    cond = _conditions(cluster).get(constants.CONDITION_MANAGED_CLUSTER_AVAILABLE)
+    cond = _condition(cluster, constants.CONDITION_MANAGED_CLUSTER_AVAILABLE)
     taints = tuple(
         str(t.get("key", "")).removeprefix("cluster.open-cluster-management.io/")
         for t in (cluster.get("spec") or {}).get("taints") or []
@@ -356,7 +358,7 @@ def placement_rows(
     rows = []
     for (namespace, name), placement in sorted(placement_by_key.items()):
         selected = (placement.get("status") or {}).get("numberOfSelectedClusters", 0)
-        satisfied = _conditions(placement).get(constants.CONDITION_PLACEMENT_SATISFIED)
+        satisfied = _condition(placement, constants.CONDITION_PLACEMENT_SATISFIED)
         detail = f"selected {selected}"
         if satisfied is not None:
             detail += f", {constants.CONDITION_PLACEMENT_SATISFIED}={satisfied.get('status')} ({satisfied.get('reason')})"

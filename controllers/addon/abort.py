@@ -57,7 +57,7 @@ from ocm_rollout.controllers.addon.configs import (
     last_known_good_desired,
     referent,
 )
-from ocm_rollout.controllers.common.wire import as_mapping, as_str, mapping_at, mappings_in
+from ocm_rollout.controllers.common.wire import as_mapping, as_str, format_micro_time, mapping_at, mappings_in
 
 ANNOTATION = ANNOTATION_ROLLOUT_ABORTED
 CAUSE_MAX_FAILURES = "maxFailures"
@@ -179,19 +179,15 @@ def revision(desired: DesiredConfigs) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:REVISION_LENGTH]
 
 
-def _format(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def abort_time(now: datetime, retry: str) -> str:
     """The time of an abort made at ``now``: never the value ``retry`` (the retry annotation
     present on the CMA), so that it cannot undo this abort."""
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    text = _format(now)
+    text = format_micro_time(now)
     while text == retry:
         now += timedelta(microseconds=1)
-        text = _format(now)
+        text = format_micro_time(now)
     return text
 
 

@@ -51,9 +51,7 @@ Pure: no I/O; ``now`` is an argument.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -98,6 +96,7 @@ from ocm_rollout.controllers.addon.configs import (
     placement_ref,
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.decisions import decided_clusters
 from ocm_rollout.controllers.common.wire import JSON, as_mapping, as_str, format_time, mapping_at, parse_time
 from ocm_rollout.controllers.rollout.model import (
@@ -146,16 +145,6 @@ _SAYS_NOT_CONFIGURED = 0
 _SAYS_OTHER = -1
 
 
-def condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    """The first condition of ``type_`` in ``status.conditions``."""
-    conditions = status.get("conditions")
-    if type(conditions) is list:
-        for cond in conditions:
-            if type(cond) is dict and cond.get("type") == type_:
-                return cond
-    return None
-
-
 def _said(cond: Mapping[str, Any] | None) -> str:
     if cond is None:
         return ""
@@ -169,8 +158,9 @@ def progressing_message(mca: Mapping[str, Any]) -> str:
     followed by what its agent reports (``Available`` when not True: the real failure, e.g. the
     apply error of the add-on's ManifestWork)."""
     status = as_mapping(mca.get("status"))
-    text = _said(condition(status, ADDON_CONDITION_PROGRESSING))
-    available = condition(status, ADDON_CONDITION_AVAILABLE)
+    conditions = status.get("conditions")
+    text = _said(find_condition(conditions, ADDON_CONDITION_PROGRESSING))
+    available = find_condition(conditions, ADDON_CONDITION_AVAILABLE)
     if available is not None and available.get("status") != "True":
         health = _said(available)
         if health and health not in text:
@@ -278,36 +268,13 @@ def addon_rollout_status(mca: Mapping[str, Any], desired: DesiredConfigs) -> tup
 def set_condition(
     conditions: Any, type_: str, status: str, reason: str, message: str, now_text: str
 ) -> list[Any] | None:
-    """OCM's set-condition on a copy of ``conditions``: the transition time moves only when the
-    status flips; reason and message are replaced; observedGeneration is dropped. None when
-    nothing changes."""
-    current = conditions if type(conditions) is list else []
-    for position, old in enumerate(current):
-        if type(old) is not dict or old.get("type") != type_:
-            continue
-        same_status = old.get("status") == status
-        if (
-            same_status
-            and old.get("reason") == reason
-            and old.get("message") == message
-            and not old.get("observedGeneration")
-            and old.get("lastTransitionTime")
-        ):
-            return None
-        ltt = old.get("lastTransitionTime") if same_status else None
-        updated = list(current)
-        updated[position] = {
-            "type": type_,
-            "status": status,
-            "lastTransitionTime": ltt or now_text,
-            "reason": reason,
-            "message": message,
-        }
-        return updated
-    return [
-        *current,
-        {"type": type_, "status": status, "lastTransitionTime": now_text, "reason": reason, "message": message},
-    ]
+    """``set_status_condition`` on a copy of ``conditions`` (a stored list is never changed): the
+    transition time moves only when the status flips; reason and message are replaced;
+    observedGeneration is dropped. The new list, or None when nothing changes."""
+    updated = list(conditions) if type(conditions) is list else []
+    if not set_status_condition(updated, type_, status, reason, message, now_text):
+        return None
+    return updated
 
 
 def _item_key(item: Mapping[str, Any]) -> tuple[str, str, str, str, str] | None:
@@ -562,11 +529,6 @@ class ConfigRolloutPlan:
         """Does this pass abort a placement's rollout?"""
         return any(n.new_abort for n in self.nodes)
 
-    def node(self, namespace: str, name: str) -> NodeReport | None:
-        for node in self.nodes:
-            if node.namespace == namespace and node.name == name:
-                return node
-        return None
 
 
 def _inherits(entry: AddonEntry, node_desired: DesiredConfigs) -> bool:
@@ -1045,26 +1007,11 @@ def plan_config_rollout(
     ``hash_of`` looks up the current spec hash of a configuration object (whether a last known
     good one still exists); without it (a read-only report) an object the CMA status does not
     name is taken as unchanged.
-
-    The cyclic garbage collector is paused for the pass (it allocates many short-lived objects
-    next to a large, long-lived fleet: a full collection in the middle would double its time).
     """
     status = mapping_at(cma, "status")
     if not is_lifecycle_managed(cma):
         return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
-    with _gc_paused():
-        return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations, hash_of)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations, hash_of)
 
 
 def _plan(

@@ -171,9 +171,6 @@ class DesiredConfigs:
         return {gr: list(items) for gr, items in self.by_group.items()}
 
 
-EMPTY_DESIRED = DesiredConfigs()
-
-
 def _append_unique(items: list[Config], config: Config) -> None:
     for existing in items:
         if existing.namespace == config.namespace and existing.name == config.name:
@@ -473,11 +470,6 @@ class ConfigGraph:
     defaults: DefaultsNode
     nodes: list[PlacementNode] = field(default_factory=list)
 
-    def node(self, namespace: str, name: str) -> PlacementNode | None:
-        for node in self.nodes:
-            if node.namespace == namespace and node.name == name:
-                return node
-        return None
 
 
 def graph_defaults(cma: Mapping[str, Any]) -> DesiredConfigs:

@@ -41,13 +41,14 @@ from ocm_rollout.api.constants import (
     REASON_ADDON_COMPLETED,
 )
 from ocm_rollout.controllers.addon import abort as aborting
-from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, NodeReport, condition
+from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, NodeReport
 from ocm_rollout.controllers.addon.configs import (
     INSTALL_PROGRESSIONS,
     indexed_placement_strategies,
     is_manual,
     placement_ref,
 )
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.rollout_text import (
     WARNING,
     RolloutEvent,
@@ -145,7 +146,7 @@ def _retried(node: NodeReport) -> RolloutEvent:
 
 
 def _completed(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    cond = condition(entry, ADDON_CONDITION_PROGRESSING)
+    cond = find_condition(entry.get("conditions"), ADDON_CONDITION_PROGRESSING)
     if cond is not None and cond.get("status") == CONDITION_FALSE and cond.get("reason") == REASON_ADDON_COMPLETED:
         return cond
     return None

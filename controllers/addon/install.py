@@ -31,6 +31,7 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.addon.configs import install_type, placement_ref, placement_strategies
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.decisions import (
     DecisionGroupError,
     decided_clusters,
@@ -168,19 +169,14 @@ def is_controlled_by(mca: Mapping[str, Any], cma: Mapping[str, Any]) -> bool:
 
 def _satisfied_generation_gap(placement: Mapping[str, Any], label: str) -> str | None:
     """A Placement never scheduled (no PlacementSatisfied), or scheduled for an older spec."""
-    for cond in mappings_in(mapping_at(placement, "status").get("conditions")):
-        if cond.get("type") == CONDITION_PLACEMENT_SATISFIED:
-            observed = cond.get("observedGeneration")
-            generation = meta(placement).get("generation")
-            if (
-                isinstance(observed, int)
-                and isinstance(generation, int)
-                and observed > 0
-                and observed != generation
-            ):
-                return f"Placement {label} has not been scheduled for its current spec yet"
-            return None
-    return f"Placement {label} has not been scheduled yet"
+    cond = find_condition(mapping_at(placement, "status").get("conditions"), CONDITION_PLACEMENT_SATISFIED)
+    if cond is None:
+        return f"Placement {label} has not been scheduled yet"
+    observed = cond.get("observedGeneration")
+    generation = meta(placement).get("generation")
+    if isinstance(observed, int) and isinstance(generation, int) and observed > 0 and observed != generation:
+        return f"Placement {label} has not been scheduled for its current spec yet"
+    return None
 
 
 def _empty_view_gap(placement: Mapping[str, Any], pages: Sequence[Mapping[str, Any]], decided: int, label: str) -> str | None:

@@ -44,7 +44,6 @@ from ocm_rollout.controllers.addon.configrollout import (
     TIME_OUT,
     TO_APPLY,
     NodeReport,
-    condition,
     plan_config_rollout,
 )
 from ocm_rollout.controllers.addon.configs import (
@@ -55,6 +54,7 @@ from ocm_rollout.controllers.addon.configs import (
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common import rollout_text
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import mapping_at, mappings_in, name_of
 from ocm_rollout.controllers.rollout.reservations import EMPTY, ReservationRecordError, of_owner
 
@@ -195,7 +195,7 @@ def placement_report(node: NodeReport, progression: Mapping[str, Any] | None) ->
             out.revert_blocked = node.revert.blocked
         out.breach = False
     if progression is not None:
-        cond = condition(progression, ADDON_CONDITION_PROGRESSING)
+        cond = find_condition(progression.get("conditions"), ADDON_CONDITION_PROGRESSING)
         if cond is not None:
             out.condition = (str(cond.get("status") or ""), str(cond.get("reason") or ""), str(cond.get("message") or ""))
     groups: dict[tuple[int, str], GroupReport] = {}

@@ -14,6 +14,7 @@ from ocm_rollout.api.constants import (
     LABEL_DECISION_GROUP_INDEX,
     LABEL_DECISION_GROUP_NAME,
 )
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import labels_of, meta, name_of
 from ocm_rollout.controllers.rollout.model import DecisionGroup
 
@@ -93,14 +94,13 @@ def scheduling_gap(placement: Mapping[str, Any], pages: Sequence[Mapping[str, An
     status = placement.get("status")
     status = status if isinstance(status, Mapping) else {}
     generation = meta(placement).get("generation")
-    for cond in status.get("conditions") or ():
-        if isinstance(cond, Mapping) and cond.get("type") == CONDITION_PLACEMENT_SATISFIED:
-            observed = cond.get("observedGeneration")
-            if isinstance(observed, int) and observed > 0 and isinstance(generation, int) and observed != generation:
-                return (
-                    f"Placement {name!r} has not been scheduled for its current spec "
-                    f"(generation {generation}; its status is for generation {observed})"
-                )
+    satisfied = find_condition(status.get("conditions"), CONDITION_PLACEMENT_SATISFIED)
+    observed = None if satisfied is None else satisfied.get("observedGeneration")
+    if isinstance(observed, int) and observed > 0 and isinstance(generation, int) and observed != generation:
+        return (
+            f"Placement {name!r} has not been scheduled for its current spec "
+            f"(generation {generation}; its status is for generation {observed})"
+        )
     read = {name_of(page) for page in pages}
     missing = sorted(
         str(page)

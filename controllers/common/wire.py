@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ocm_rollout.api import times
+
+# The one RFC 3339 formatter of the code (metav1.Time and metav1.MicroTime), for the cores.
+from ocm_rollout.api.times import format_micro_time as format_micro_time
+from ocm_rollout.api.times import format_time as format_time
+
 JSON = dict[str, Any]
 
 
@@ -29,26 +35,16 @@ class Cond:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An aware UTC datetime from RFC 3339 text; None when missing or unreadable."""
+    """An aware UTC datetime from RFC 3339 text (``ocm_rollout.api.times.parse_time``); None
+    when missing or unreadable. A datetime is taken as it is (naive: UTC)."""
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str) or not value:
         return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        parsed = datetime.fromisoformat(text)
+        return times.parse_time(value)
     except ValueError:
         return None
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def format_time(moment: datetime) -> str:
-    """RFC 3339 in UTC with whole seconds (metav1.Time on the wire)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:

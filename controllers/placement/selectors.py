@@ -37,10 +37,6 @@ class CompiledSelector:
 
     requirements: tuple[_Requirement, ...]
 
-    @property
-    def everything(self) -> bool:
-        return not self.requirements
-
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(req(labels) for req in self.requirements)
 

@@ -144,14 +144,10 @@ class Snapshot:
             )
         self._balance_counts: Counter[str] | None = None
         self._members: dict[str, frozenset[str]] = {}
-        self._sorted_names: list[str] | None = None
 
     # -- bindings and sets ------------------------------------------------------------------
     def bindings_in(self, namespace: str) -> list[ManagedClusterSetBinding]:
         return list(self._bindings.get(namespace, ()))
-
-    def binding_namespaces(self) -> list[str]:
-        return sorted(ns for ns, items in self._bindings.items() if items)
 
     def set_members(self, set_name: str) -> frozenset[str]:
         """Names of the member clusters of a set (terminating ones included)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -159,15 +159,6 @@ class PlannedCluster(NamedTuple):
         ns = self.last_transition_time_ns
         return None if ns is None else to_datetime(ns)
 
-    @property
-    def recheck_time(self) -> datetime | None:
-        ns = self.recheck_time_ns
-        return None if ns is None else to_datetime(ns)
-
-    @property
-    def group_key(self) -> GroupKey:
-        return GroupKey(self.group_name, self.group_index)
-
 
 Phase = Literal["all", "mandatory", "rest"]
 Walk = Literal["cluster", "group"]
@@ -218,8 +209,3 @@ class RolloutPlan:
     def recheck_after(self) -> timedelta | None:
         ns = self.recheck_after_ns
         return None if ns is None else timedelta(microseconds=ns / 1_000)
-
-
-def cluster_names(entries: Iterable[PlannedCluster]) -> list[str]:
-    """The cluster names of ``entries``, sorted."""
-    return sorted(entry.cluster_name for entry in entries)

@@ -31,7 +31,6 @@ from ocm_rollout.controllers.rollout.strategy import check_max_concurrency, deco
 from ocm_rollout.controllers.rollout.timefmt import Timestamp, to_ns
 
 TO_APPLY = RolloutStatus.TO_APPLY
-PROGRESSING = RolloutStatus.PROGRESSING
 SUCCEEDED = RolloutStatus.SUCCEEDED
 FAILED = RolloutStatus.FAILED
 TIME_OUT = RolloutStatus.TIME_OUT

@@ -46,7 +46,8 @@ from ocm_rollout.api.constants import (
     WORK_CONDITION_DEGRADED,
     WORK_CONDITION_PROGRESSING,
 )
-from ocm_rollout.controllers.common.wire import JSON, format_time, is_deleting, labels_of
+from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
+from ocm_rollout.controllers.common.wire import JSON, is_deleting, labels_of
 from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
@@ -112,38 +113,8 @@ def empty_summary() -> dict[str, int]:
 # ------------------------------------------------------------------------------------------
 
 
-def set_condition(
-    conditions: list[JSON], type_: str, status: str, reason: str, message: str, now: datetime
-) -> None:
-    """Set a condition in place: the transition time moves only when the status flips."""
-    for index, old in enumerate(conditions):
-        if old.get("type") != type_:
-            continue
-        ltt = old.get("lastTransitionTime") if old.get("status") == status else None
-        conditions[index] = {
-            "type": type_,
-            "status": status,
-            "lastTransitionTime": ltt or format_time(now),
-            "reason": reason,
-            "message": message,
-        }
-        return
-    conditions.append(
-        {
-            "type": type_,
-            "status": status,
-            "lastTransitionTime": format_time(now),
-            "reason": reason,
-            "message": message,
-        }
-    )
-
-
-def find_condition(conditions: Iterable[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
-    for cond in conditions:
-        if cond.get("type") == type_:
-            return cond
-    return None
+# ``workset/operator.py`` still calls it by this name: the one of ``controllers/common/conditions.py``.
+set_condition = set_status_condition
 
 
 def _old_conditions(old_status: Mapping[str, Any] | None) -> list[JSON]:
@@ -224,7 +195,6 @@ class StatusResult:
     status: JSON
     # Clusters per placement that count in the summary (works applied with the current template).
     existing: dict[str, set[str]] = field(default_factory=dict)
-    total_selected: int = 0
     succeeded: int = 0
 
 
@@ -242,7 +212,7 @@ def build_status(
     old = dict(old_status or {})
     conditions = _old_conditions(old)
     if plan.missing_placement is not None:
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_PLACEMENT_VERIFIED,
             "False",
@@ -280,12 +250,11 @@ def build_status(
         count += len(existing)
         total += ref.selected
         succeeded += len(ref.succeeded)
-    result.total_selected = total
     result.succeeded = succeeded
     failures = outcome.failures()
 
     if ref_errors:
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_PLACEMENT_VERIFIED,
             "False",
@@ -294,20 +263,22 @@ def build_status(
             now,
         )
     elif count == 0 and not failures:
-        set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now)
+        set_status_condition(
+            conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_PLACEMENT_DECISION_EMPTY, "", now
+        )
     else:
-        set_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
+        set_status_condition(conditions, CONDITION_PLACEMENT_VERIFIED, "True", REASON_AS_EXPECTED, "", now)
     # Never Complete before every placement has been scheduled for its current spec and every
     # decision page read: a placement not yet scheduled would otherwise count 0 of 0.
     unready = [ref.unready for ref in plan.refs if ref.error is None and ref.unready is not None]
     if unready:
-        set_condition(
+        set_status_condition(
             conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "; ".join(unready), now
         )
     elif total == succeeded:
-        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
+        set_status_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "True", REASON_COMPLETE, "", now)
     else:
-        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
+        set_status_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
 
     summary = {**empty_summary(), "total": count}
     if count > 0:
@@ -325,7 +296,7 @@ def build_status(
                 summary[key] += value
 
     if failures:
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_MANIFESTWORK_APPLIED,
             "False",
@@ -340,18 +311,22 @@ def build_status(
             if verified is not None and verified.get("reason") == REASON_PLACEMENT_DECISION_EMPTY
             else REASON_NOT_AS_EXPECTED
         )
-        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", reason, "", now)
+        set_status_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", reason, "", now)
     elif summary["available"] == count and summary["progressing"] == 0 and summary["degraded"] == 0:
         if unready:
-            set_condition(
+            set_status_condition(
                 conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "; ".join(unready), now
             )
         else:
-            set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now)
+            set_status_condition(
+                conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now
+            )
     elif summary["progressing"] > 0 and summary["degraded"] == 0:
-        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
+        set_status_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
     else:
-        set_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now)
+        set_status_condition(
+            conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now
+        )
 
     new = copy.deepcopy(old)
     new["conditions"] = conditions

@@ -28,6 +28,7 @@ from ocm_rollout.api.constants import (
     EVENT_ROLLOUT_COMPLETE,
     EVENT_WAVE_STARTED,
 )
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.rollout_text import (
     WARNING,
     RolloutEvent,
@@ -40,7 +41,6 @@ from ocm_rollout.controllers.workset.aggregation import (
     DeployOutcome,
     failure_message,
     failure_reason,
-    find_condition,
 )
 from ocm_rollout.controllers.workset.plan import DeployPlan
 

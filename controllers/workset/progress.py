@@ -40,9 +40,9 @@ from ocm_rollout.api.constants import (
     REASON_ROLLOUT_DEGRADED,
     REASON_ROLLOUT_PAUSED,
 )
+from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.rollout_text import cluster_list
 from ocm_rollout.controllers.common.wire import JSON, as_mapping, mappings_in
-from ocm_rollout.controllers.workset.aggregation import find_condition, set_condition
 from ocm_rollout.controllers.workset.plan import DeployPlan
 from ocm_rollout.controllers.workset.revisions import revision_name
 from ocm_rollout.controllers.workset.rollback import (
@@ -85,8 +85,10 @@ def abort_conditions(old_status: Mapping[str, Any] | None, decision: RollbackDec
     RolloutAborted, both naming the cause."""
     conditions = [dict(c) for c in _conditions(old_status)]
     cause = abort_cause(decision, old_status, mwrs_name)
-    set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, cause, now)
-    set_condition(conditions, CONDITION_PROGRESSING, "False", REASON_ROLLOUT_ABORTED,
+    set_status_condition(
+        conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, cause, now
+    )
+    set_status_condition(conditions, CONDITION_PROGRESSING, "False", REASON_ROLLOUT_ABORTED,
                   f"{cause}; {abort_outlook(decision, mwrs_name)}", now)
     return conditions
 
@@ -151,14 +153,18 @@ def finish_status(
     breach = _breach_text(plan_u)
 
     if aborted:
-        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, cause, now)
+        set_status_condition(
+            conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, cause, now
+        )
     elif breach:
-        set_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, breach, now)
+        set_status_condition(
+            conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_ROLLOUT_DEGRADED, breach, now
+        )
 
     if decision.paused:
         waits = held.describe() if held is not None else "no work waits"
         what = f"the abort of revision {update_name} waits" if aborted else f"revision {update_name} waits"
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_PROGRESSING,
             "Unknown",
@@ -172,9 +178,11 @@ def finish_status(
         if decision.mode == REVERTING:
             back, total = _reverted(executed)
             tail += f": {back} of {total} back"
-        set_condition(conditions, CONDITION_PROGRESSING, "False", REASON_ROLLOUT_ABORTED, cause + tail + retry, now)
+        set_status_condition(
+            conditions, CONDITION_PROGRESSING, "False", REASON_ROLLOUT_ABORTED, cause + tail + retry, now
+        )
     elif decision.current == decision.update.hash:
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_PROGRESSING,
             "True",
@@ -183,7 +191,7 @@ def finish_status(
             now,
         )
     elif timed_out := _timed_out(plan_u):
-        set_condition(
+        set_status_condition(
             conditions,
             CONDITION_PROGRESSING,
             "False",
@@ -200,7 +208,7 @@ def finish_status(
         )
         if breach:
             message += f"; {breach}"
-        set_condition(conditions, CONDITION_PROGRESSING, "True", reason, message, now)
+        set_status_condition(conditions, CONDITION_PROGRESSING, "True", reason, message, now)
     new["conditions"] = conditions
     return new
 

@@ -30,6 +30,7 @@ from ocm_rollout.api.constants import (
     WORK_CONDITION_APPLIED,
 )
 from ocm_rollout.controllers.common import rollout_text
+from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from ocm_rollout.controllers.rollout.strategy import effective_type
 from ocm_rollout.controllers.workset.plan import RefPlan, plan_deploy
@@ -135,10 +136,10 @@ def _manifest_failures(work: Mapping[str, Any]) -> list[str]:
         if not isinstance(item, Mapping):
             continue
         res = item.get("resourceMeta") or {}
-        for cond in item.get("conditions") or ():
-            if isinstance(cond, Mapping) and cond.get("type") == WORK_CONDITION_APPLIED and cond.get("status") == "False":
-                what = "/".join(str(p) for p in (res.get("kind"), res.get("namespace"), res.get("name")) if p)
-                out.append(f"{what or 'manifest ' + str(res.get('ordinal'))}: {cond.get('message') or cond.get('reason')}")
+        cond = find_condition(item.get("conditions"), WORK_CONDITION_APPLIED)
+        if cond is not None and cond.get("status") == "False":
+            what = "/".join(str(p) for p in (res.get("kind"), res.get("namespace"), res.get("name")) if p)
+            out.append(f"{what or 'manifest ' + str(res.get('ordinal'))}: {cond.get('message') or cond.get('reason')}")
     return out
 
 
@@ -218,14 +219,15 @@ def build_report(
             )
     status = mwrs.get("status") or {}
     conditions = {}
-    for cond in status.get("conditions") or ():
-        if isinstance(cond, Mapping) and cond.get("type") in (
-            CONDITION_PLACEMENT_VERIFIED,
-            CONDITION_PLACEMENT_ROLLED_OUT,
-            CONDITION_MANIFESTWORK_APPLIED,
-            CONDITION_PROGRESSING,
-        ):
-            conditions[str(cond["type"])] = (
+    for type_ in (
+        CONDITION_PLACEMENT_VERIFIED,
+        CONDITION_PLACEMENT_ROLLED_OUT,
+        CONDITION_MANIFESTWORK_APPLIED,
+        CONDITION_PROGRESSING,
+    ):
+        cond = find_condition(status.get("conditions"), type_)
+        if cond is not None:
+            conditions[type_] = (
                 str(cond.get("status") or ""),
                 str(cond.get("reason") or ""),
                 str(cond.get("message") or ""),

@@ -101,10 +101,6 @@ class RollbackDecision:
     def aborted(self) -> bool:
         return self.aborted_time is not None
 
-    @property
-    def current_name_known(self) -> bool:
-        return self.current is not None
-
     def fields(self) -> JSON:
         """The revision fields of status (None: absent)."""
         return {

@@ -78,10 +78,6 @@ class Owner:
     def key(self) -> str:
         return owner_key(self.namespace, self.name)
 
-    @property
-    def hashed(self) -> bool:
-        return self.annotation is not None
-
 
 def owner_for(namespace: str, name: str) -> Owner:
     """The owner marking of ``namespace/name`` (improvement 3 for names too long for a label)."""

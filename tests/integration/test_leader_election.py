@@ -1,71 +1,98 @@
-"""Leader election between two `ocm-rollout run` processes on the local hub.
+"""Leader election between two `ocm-rollout run --controllers placement` processes on the local hub.
 
-The processes run a tiny probe controller defined in this module (registered through
-``OCM_ROLLOUT_EXTRA_CONTROLLERS``): it stamps every labelled ConfigMap with the identity of the
-process that handled it, through the same ``Kube`` facade and work-queue hooks the real
-controllers use. Each process has its own bearer token, so the hub's request log shows which
-process wrote what.
+Each test sets up a small fleet (two clusters in a set bound to a namespace) and creates
+Placements there; whoever leads schedules them: it creates their PlacementDecision pages, writes
+the decisions into the pages' status and patches the Placements' status. Each process has its own
+bearer token, so the hub's request records (``hub.records(user)``) show which process wrote which
+Placement and decision page.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from typing import Any
 
-import kopf
 import pytest
 
-from ocm_rollout.client.kube import LEASES, Resource
-from ocm_rollout.client.queue import WorkQueue, run_workers
-from ocm_rollout.controllers.runtime.registry import ControllerContext
+from ocm_rollout.api.constants import LABEL_PLACEMENT
+from ocm_rollout.client.kube import (
+    LEASES,
+    MANAGED_CLUSTER_SET_BINDINGS,
+    MANAGED_CLUSTER_SETS,
+    MANAGED_CLUSTERS,
+    NAMESPACES,
+    PLACEMENT_DECISIONS,
+    PLACEMENTS,
+)
 from tests.integration.helpers import STARTUP_TIMEOUT, Hub, RunProcess, start_run, wait_until
 
 pytestmark = pytest.mark.integration
 
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
-PROBE_LABEL = "ocm-rollout-test/probe"
-HANDLED_BY = "ocm-rollout-test/handled-by"
-IDENTITY_ENV = "OCM_ROLLOUT_TEST_IDENTITY"
-LEASE = "probe-leader"
+LEASE = "placement-leader"
 # Short timings so that a takeover fits in a test; the same ratios as client-go's defaults.
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 3.0, 2.0, 0.25
-NAMESPACE = "default"
+LEASE_NAMESPACE = "default"
+NS = "leader-election"
+CLUSTER_SET = "fleet"
+CLUSTERS = ["cluster-1", "cluster-2"]
+CLUSTER_SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+# What the placement controller writes for a Placement (Events aside).
+SCHEDULING = frozenset({"placements", "placementdecisions"})
 
 
-# -- the probe controller (imported by the `ocm-rollout run` processes) ----------------------
+# -- the fleet and what the leader makes of it ------------------------------------------------
 
 
-def setup(registry: kopf.OperatorRegistry, context: ControllerContext) -> None:
-    """Stamp each labelled ConfigMap once with this process's identity."""
-    identity = os.environ[IDENTITY_ENV]
-    queue: WorkQueue[tuple[str, str]] = WorkQueue("probe", on_depth=context.on_queue_depth)
-    task: list[asyncio.Task[None]] = []
-
-    @kopf.on.event("", "v1", "configmaps", labels={PROBE_LABEL: "yes"}, registry=registry, id="probe_events")
-    def on_event(body: kopf.Body, **_: Any) -> None:
-        if HANDLED_BY not in (body.metadata.annotations or {}):
-            queue.add((body.metadata.namespace or "", body.metadata.name or ""))
-
-    async def reconcile(key: tuple[str, str]) -> float | None:
-        namespace, name = key
-        patch = {"metadata": {"annotations": {HANDLED_BY: identity}}}
-        await context.kube.patch(CONFIGMAPS, name, patch, namespace)
-        return None
-
-    @kopf.on.startup(registry=registry, id="probe_start")
-    async def start(**_: Any) -> None:
-        task.append(asyncio.create_task(run_workers(queue, reconcile, workers=1, on_result=context.on_reconcile)))
-
-    @kopf.on.cleanup(registry=registry, id="probe_stop")
-    async def stop(**_: Any) -> None:
-        queue.shut_down()
-        for running in task:
-            running.cancel()
+@pytest.fixture
+def fleet(run_hub: Hub) -> Hub:
+    """The hub with two clusters in a set bound to ``NS``: every Placement there selects both."""
+    api = run_hub.api()
+    api.create(NAMESPACES, {"metadata": {"name": NS}})
+    api.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": CLUSTER_SET}, "spec": {}})
+    for name in CLUSTERS:
+        labels = {CLUSTER_SET_LABEL: CLUSTER_SET}
+        api.create(MANAGED_CLUSTERS, {"metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": True}})
+    api.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": CLUSTER_SET}, "spec": {"clusterSet": CLUSTER_SET}}, NS)
+    return run_hub
 
 
-# -- the tests --------------------------------------------------------------------------------
+def create_placements(hub: Hub, names: list[str]) -> None:
+    api = hub.api()
+    for name in names:
+        api.create(PLACEMENTS, {"metadata": {"name": name}, "spec": {}}, NS)
+
+
+def scheduled(hub: Hub, names: list[str]) -> dict[str, bool]:
+    """Per Placement: whether it was scheduled (both clusters in its decision pages and its
+    status)."""
+    api = hub.api()
+    out = {}
+    for name in names:
+        pages = api.list(PLACEMENT_DECISIONS, NS, f"{LABEL_PLACEMENT}={name}")
+        decided = sorted(d.get("clusterName") for p in pages for d in (p.get("status") or {}).get("decisions") or [])
+        status = api.get(PLACEMENTS, name, NS).get("status") or {}
+        out[name] = decided == CLUSTERS and status.get("numberOfSelectedClusters") == len(CLUSTERS)
+    return out
+
+
+def written(hub: Hub, user: str) -> set[str]:
+    """The Placements whose scheduling objects ``user`` wrote: a Placement (its status) or one of
+    its decision pages (``<placement>-decision-<n>``; a page is created without a name in the
+    request and named by the status write that follows)."""
+    out = set()
+    for record in hub.records(user):
+        if record.verb in WRITES and record.resource in SCHEDULING and record.namespace == NS and record.name:
+            out.add(record.name if record.resource == "placements" else record.name.rsplit("-decision-", 1)[0])
+    return out
+
+
+def scheduling_writes(hub: Hub, user: str) -> int:
+    """Every write ``user`` sent for Placements and decision pages, named or not."""
+    return sum(1 for r in hub.records(user) if r.verb in WRITES and r.resource in SCHEDULING)
+
+
+# -- the processes ----------------------------------------------------------------------------
 
 
 def start_candidate(hub: Hub, name: str, processes: list[RunProcess], *extra: str) -> RunProcess:
@@ -73,15 +100,14 @@ def start_candidate(hub: Hub, name: str, processes: list[RunProcess], *extra: st
         name,
         hub.users[name],
         hub.directory,
-        "--controllers", "probe",
+        "--controllers", "placement",
         "--identity", name,
         "--lease-name", LEASE,
-        "--lease-namespace", NAMESPACE,
+        "--lease-namespace", LEASE_NAMESPACE,
         "--lease-duration", str(LEASE_DURATION),
         "--renew-deadline", str(RENEW_DEADLINE),
         "--retry-period", str(RETRY_PERIOD),
         *extra,
-        env={"OCM_ROLLOUT_EXTRA_CONTROLLERS": f"probe={__name__}", IDENTITY_ENV: name},
     )  # fmt: skip
     processes.append(proc)
     return proc
@@ -95,43 +121,17 @@ def start_leader(hub: Hub, processes: list[RunProcess], *extra: str) -> RunProce
 
 
 def holder(hub: Hub) -> str:
-    lease = asyncio.run(hub.kube().get_or_none(LEASES, LEASE, NAMESPACE))
+    lease = asyncio.run(hub.kube().get_or_none(LEASES, LEASE, LEASE_NAMESPACE))
     return "" if lease is None else str((lease.get("spec") or {}).get("holderIdentity") or "")
 
 
-def create_probes(hub: Hub, names: list[str]) -> None:
-    async def create() -> None:
-        kube = hub.kube()
-        for name in names:
-            await kube.create(
-                CONFIGMAPS, {"metadata": {"name": name, "labels": {PROBE_LABEL: "yes"}}, "data": {}}, NAMESPACE
-            )
-
-    asyncio.run(create())
-
-
-def handled_by(hub: Hub, names: list[str]) -> dict[str, str]:
-    async def read() -> dict[str, str]:
-        kube = hub.kube()
-        out = {}
-        for name in names:
-            obj = await kube.get(CONFIGMAPS, name, NAMESPACE)
-            out[name] = str(((obj.get("metadata") or {}).get("annotations") or {}).get(HANDLED_BY, ""))
-        return out
-
-    return asyncio.run(read())
-
-
-def configmap_writes(hub: Hub, user: str) -> set[str]:
-    return {
-        r.name for r in hub.records(user) if r.resource == "configmaps" and r.verb in ("create", "update", "patch", "delete")
-    }
+# -- the tests --------------------------------------------------------------------------------
 
 
 def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_duration(
-    run_hub: Hub, processes: list[RunProcess]
+    fleet: Hub, processes: list[RunProcess]
 ) -> None:
-    hub = run_hub
+    hub = fleet
     a = start_candidate(hub, "proc-a", processes)
     b = start_candidate(hub, "proc-b", processes)
     first = wait_until(lambda: holder(hub), timeout=STARTUP_TIMEOUT, message="a leader")
@@ -141,10 +141,10 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
     wait_until(lambda: standby.logged("waiting for leadership"), timeout=STARTUP_TIMEOUT, message="the standby")
 
     before = [f"before-{i}" for i in range(3)]
-    create_probes(hub, before)
-    wait_until(lambda: all(handled_by(hub, before).values()), timeout=30, message="the leader to handle the probes")
-    assert set(handled_by(hub, before).values()) == {leader.name}
-    assert configmap_writes(hub, standby.name) == set()
+    create_placements(hub, before)
+    wait_until(lambda: all(scheduled(hub, before).values()), timeout=30, message="the leader to schedule the Placements")
+    assert written(hub, leader.name) == set(before)
+    assert scheduling_writes(hub, standby.name) == 0
 
     leader.kill()
     killed_at = time.monotonic()
@@ -155,19 +155,19 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
     assert takeover <= LEASE_DURATION + 2.2 * RETRY_PERIOD + 2.0, f"took {takeover:.2f}s"
 
     after = [f"after-{i}" for i in range(3)]
-    create_probes(hub, after)
-    wait_until(lambda: all(handled_by(hub, after).values()), timeout=30, message="the new leader to handle the probes")
-    assert set(handled_by(hub, after).values()) == {standby.name}
-    # No object was written by both processes.
-    assert configmap_writes(hub, leader.name) & configmap_writes(hub, standby.name) == set()
-    assert configmap_writes(hub, leader.name) == set(before)
-    assert configmap_writes(hub, standby.name) == set(after)
+    create_placements(hub, after)
+    wait_until(lambda: all(scheduled(hub, after).values()), timeout=30, message="the new leader to schedule the Placements")
+    # No Placement's objects were written by both processes: the new leader found the old one's
+    # work done and wrote only the new Placements'.
+    assert written(hub, leader.name) & written(hub, standby.name) == set()
+    assert written(hub, leader.name) == set(before)
+    assert written(hub, standby.name) == set(after)
 
 
 def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(
-    run_hub: Hub, processes: list[RunProcess]
+    fleet: Hub, processes: list[RunProcess]
 ) -> None:
-    hub = run_hub
+    hub = fleet
     a = start_leader(hub, processes)
     wait_until(lambda: a.logged("operator started"), timeout=STARTUP_TIMEOUT, message="the operator")
     assert a.terminate() == 0
@@ -176,9 +176,9 @@ def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(
 
 
 def test_released_lease_is_taken_over_without_waiting_for_expiry(
-    run_hub: Hub, processes: list[RunProcess]
+    fleet: Hub, processes: list[RunProcess]
 ) -> None:
-    hub = run_hub
+    hub = fleet
     a = start_leader(hub, processes, "--lease-duration", "60", "--renew-deadline", "40")
     b = start_candidate(hub, "proc-b", processes, "--lease-duration", "60", "--renew-deadline", "40")
     wait_until(lambda: b.logged("waiting for leadership"), timeout=STARTUP_TIMEOUT, message="the standby")
@@ -189,11 +189,11 @@ def test_released_lease_is_taken_over_without_waiting_for_expiry(
 
 
 def test_standby_is_ready_and_says_who_leads(
-    run_hub: Hub, processes: list[RunProcess]
+    fleet: Hub, processes: list[RunProcess]
 ) -> None:
     import urllib.request
 
-    hub = run_hub
+    hub = fleet
     a = start_leader(hub, processes)
     b = start_candidate(hub, "proc-b", processes)
     address = b.address("health")
@@ -211,18 +211,18 @@ def test_standby_is_ready_and_says_who_leads(
 
 
 def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
-    run_hub: Hub, processes: list[RunProcess]
+    fleet: Hub, processes: list[RunProcess]
 ) -> None:
-    hub = run_hub
+    hub = fleet
     a = start_leader(hub, processes)
     wait_until(lambda: a.logged("operator started"), timeout=STARTUP_TIMEOUT, message="the operator")
 
     # Another candidate (here: the test, as admin) takes the Lease over and never renews it.
     async def usurp() -> None:
         kube = hub.kube()
-        lease = await kube.get(LEASES, LEASE, NAMESPACE)
+        lease = await kube.get(LEASES, LEASE, LEASE_NAMESPACE)
         lease["spec"]["holderIdentity"] = "intruder"
-        await kube.replace(LEASES, lease, NAMESPACE)
+        await kube.replace(LEASES, lease, LEASE_NAMESPACE)
 
     asyncio.run(usurp())
     wait_until(lambda: a.logged("leadership lost: stopping the operator now"), timeout=30, message="proc-a to stop acting")
@@ -230,18 +230,20 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
     assert stopped >= 1
     # While the intruder's Lease is valid, proc-a's controller writes nothing.
     during = [f"during-{i}" for i in range(2)]
-    create_probes(hub, during)
+    create_placements(hub, during)
 
     def reacquired() -> bool:
-        # Checked at every poll until proc-a leads again: nothing handled in the meantime.
-        # Read the probes first: a probe handled before a read that still shows the intruder
-        # can only have been handled while the intruder held the Lease.
-        handled = any(handled_by(hub, during).values())
+        # Checked at every poll until proc-a leads again: nothing scheduled in the meantime.
+        # Read the Placements first: one scheduled before a read that still shows the intruder
+        # can only have been scheduled while the intruder held the Lease.
+        handled = any(scheduled(hub, during).values()) or bool(written(hub, "proc-a") & set(during))
         current = holder(hub)
         assert not (handled and current == "intruder"), "proc-a reconciled while another holder had the Lease"
         return current == "proc-a"
 
     wait_until(reacquired, timeout=LEASE_DURATION * 4 + 10, message="proc-a to take the expired Lease back")
     assert len(a.logged("became leader")) == 2
-    wait_until(lambda: all(handled_by(hub, during).values()), timeout=30, message="proc-a to handle the probes once it leads again")
-    assert set(handled_by(hub, during).values()) == {"proc-a"}
+    wait_until(
+        lambda: all(scheduled(hub, during).values()), timeout=30, message="proc-a to schedule the Placements once it leads again"
+    )
+    assert written(hub, "proc-a") == set(during)

@@ -3,13 +3,16 @@ and the rollout fence."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.addon_core import bench_core
+from ocm_rollout.controllers.addon import configrollout
 from ocm_rollout.controllers.addon import operator as addon_operator
-from ocm_rollout.controllers.addon.benchcore import bench_core
 from ocm_rollout.controllers.addon.configrollout import (
     FAILED,
     PROGRESSING,
@@ -755,6 +758,22 @@ def test_timing_of_one_pass_over_10000_mcas() -> None:
     print("plan_config_rollout over 10,000 MCAs, best of 3 (ms): "
           + ", ".join(f"{state} {ms:.1f}" for state, ms in timings.items()))
     assert set(timings) == {"steady", "changed", "rolling"}
+
+
+def test_a_pass_leaves_the_garbage_collector_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collector is process-wide: a pass (in a worker thread beside others) never switches it off."""
+    enabled_while_planning: list[bool] = []
+    plan_rollout = configrollout.plan_rollout
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        enabled_while_planning.append(gc.isenabled())
+        return plan_rollout(*args, **kwargs)
+
+    monkeypatch.setattr(configrollout, "plan_rollout", spy)
+    assert gc.isenabled()
+    one_placement(["a", "b"], progressive(maxConcurrency=1)).plan(0)
+    assert enabled_while_planning == [True]
+    assert gc.isenabled()
 
 
 def test_plan_leaves_inputs_unchanged() -> None:

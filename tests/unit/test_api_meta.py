@@ -22,7 +22,6 @@ from ocm_rollout.api.meta import (
     format_time,
     label_value_errors,
     parse_go_duration,
-    parse_int_or_percent,
     parse_progress_deadline,
     qualified_name_errors,
     set_condition,
@@ -224,28 +223,6 @@ def test_progress_deadline_accepts_durations_starting_with_digits_and_a_unit(tex
 def test_progress_deadline_rejects_what_ocm_rejects(text: str) -> None:
     with pytest.raises(DurationError):
         parse_progress_deadline(text)
-
-
-# ---------------------------------------------------------------- int or percent
-
-
-def test_int_or_percent_decodes_integers_and_percentages() -> None:
-    assert parse_int_or_percent(None).resolve(10) == 0
-    assert parse_int_or_percent(3).resolve(10) == 3
-    assert parse_int_or_percent("12.5%").value == 12.5
-    assert parse_int_or_percent(".5%").is_percent
-
-
-def test_percentages_round_up_in_floating_point_like_ocm() -> None:
-    assert parse_int_or_percent("7%").resolve(100) == 8
-    assert parse_int_or_percent("28%").resolve(25) == 8
-    assert parse_int_or_percent("33%").resolve(10) == 4
-
-
-@pytest.mark.parametrize("value", ["5", "50 %", "1e400%", "x%", True])
-def test_int_or_percent_rejects_non_percentages(value: Any) -> None:
-    with pytest.raises(ValueError):
-        parse_int_or_percent(value)
 
 
 # ---------------------------------------------------------------- wire form

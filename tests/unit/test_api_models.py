@@ -8,7 +8,7 @@ import pytest
 
 from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
 from ocm_rollout.api.cluster_v1 import ManagedCluster
-from ocm_rollout.api.cluster_v1alpha1 import RolloutProgressive, RolloutStrategy
+from ocm_rollout.api.cluster_v1alpha1 import RolloutStrategy
 from ocm_rollout.api.cluster_v1beta1 import Placement
 from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet
 from ocm_rollout.api.kinds import ALL_KINDS, model_for, parse_object
@@ -90,30 +90,6 @@ def test_rollout_strategy_defaults_to_all() -> None:
     assert RolloutStrategy.model_validate({}).to_wire() == {"type": "All"}
 
 
-def test_rollout_config_returns_the_body_of_the_selected_type() -> None:
-    strategy = RolloutStrategy.model_validate(
-        {"type": "Progressive", "all": {"progressDeadline": "5m"}, "progressive": {"maxConcurrency": "25%"}}
-    )
-    body = strategy.config()
-    assert isinstance(body, RolloutProgressive)
-    assert body.max_concurrency == "25%"
-
-
-def test_rollout_config_of_an_absent_body_is_empty_with_ocm_defaults() -> None:
-    body = RolloutStrategy.model_validate({"type": "ProgressivePerGroup"}).config()
-    assert (body.progress_deadline, body.min_success_time, body.max_failures) == ("None", "0", 0)
-    assert body.deadline_ns() is None
-    assert body.min_success_ns() == 0
-
-
-def test_rollout_durations_convert_to_nanoseconds() -> None:
-    body = RolloutStrategy.model_validate(
-        {"type": "All", "all": {"progressDeadline": "1h30m", "minSuccessTime": "90s"}}
-    ).config()
-    assert body.deadline_ns() == 5400 * 10**9
-    assert body.min_success_ns() == 90 * 10**9
-
-
 def test_placement_defaults_match_ocm() -> None:
     p = placement(
         {
@@ -122,7 +98,8 @@ def test_placement_defaults_match_ocm() -> None:
             "decisionStrategy": {"groupStrategy": {}},
         }
     )
-    policy = p.spec.effective_prioritizer_policy()
+    policy = p.spec.prioritizer_policy
+    assert policy is not None
     assert policy.mode == "Additive"
     assert policy.configurations[0].weight == 1
     assert policy.configurations[0].score_coordinate.type == "BuiltIn"

@@ -14,6 +14,7 @@ from ocm_rollout.cli.commands import run
 from ocm_rollout.cli.main import main
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.runtime import registry
 from ocm_rollout.controllers.runtime.operator import connection_info
 
 KUBECONFIG = """\
@@ -69,6 +70,18 @@ def test_unknown_controller_is_one_line_exit_2(capsys: pytest.CaptureFixture[str
     code, err = run_cli(capsys, "--controllers", "nope", "--kubeconfig", kubeconfig)
     assert code == 2
     assert err.count("\n") == 1 and "nope" in err
+
+
+def test_no_environment_variable_adds_a_controller(kubeconfig: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controllers that exist are the registry's: the old test hook (a module named in
+    OCM_ROLLOUT_EXTRA_CONTROLLERS) loads nothing into a production process."""
+    from ocm_rollout.cli.main import build_parser
+
+    monkeypatch.setenv("OCM_ROLLOUT_EXTRA_CONTROLLERS", "probe=json")
+    args = build_parser().parse_args(["run", "--controllers", "probe", "--kubeconfig", kubeconfig])
+    with pytest.raises(run.UsageError, match=r"unknown controller\(s\) probe"):
+        run.build_config(args)
+    assert "probe" not in registry.CONTROLLERS
 
 
 def test_unreadable_kubeconfig_is_one_line_exit_2(

@@ -564,7 +564,7 @@ def test_recheck_after_is_exposed_as_a_timedelta_in_the_python_api() -> None:
         NOW_DT,
     )
     assert result.recheck_after == timedelta(minutes=6)
-    assert result.clusters_to_rollout[0].recheck_time == NOW_DT + timedelta(minutes=6)
+    assert result.clusters_to_rollout[0].recheck_time_ns == int((NOW_DT + timedelta(minutes=6)).timestamp()) * 10**9
 
 
 # --- section 12: output ---------------------------------------------------------------------------

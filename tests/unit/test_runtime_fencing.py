@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ocm_rollout.client.fencing import UNFENCED, LeaseLost, WriteFence
-from ocm_rollout.client.kube import MANIFEST_WORKS, Kube
+from ocm_rollout.client.kube import DEFAULT_REQUEST_TIMEOUT, MANIFEST_WORKS, Kube
 from ocm_rollout.controllers.runtime.leader import LeaderElector, LeaseTimings
 from tests.unit.test_leader_elector import MemoryLeaseStore
 
@@ -119,7 +119,7 @@ def test_kube_sends_no_write_once_the_fence_is_closed_but_still_reads() -> None:
     with pytest.raises(LeaseLost):
         kube.request_sync("POST", MANIFEST_WORKS.path("cluster1"), body={})
     kube.request_sync("GET", MANIFEST_WORKS.path("cluster1"))
-    assert client.sent == [("GET", None)]
+    assert client.sent == [("GET", DEFAULT_REQUEST_TIMEOUT)]
 
 
 def test_kube_gives_each_admitted_write_the_time_left_before_a_successor() -> None:

@@ -79,12 +79,12 @@ def test_long_generate_name_is_cut_to_what_the_api_server_keeps() -> None:
 
 def test_short_owner_is_the_plain_label_value() -> None:
     owner = owner_for("ns", "test-work")
-    assert (owner.label_value, owner.annotation, owner.hashed) == ("ns.test-work", None, False)
+    assert (owner.label_value, owner.annotation) == ("ns.test-work", None)
 
 
 def test_long_owner_gets_a_valid_hashed_label_and_an_annotation() -> None:
     owner = owner_for("n" * 40, "w" * 40)
-    assert owner.hashed
+    assert owner.label_value != "n" * 40 + "." + "w" * 40
     assert label_value_errors(owner.label_value) == []
     assert owner.annotation == "n" * 40 + "." + "w" * 40
     assert owner.label_errors == ("must be no more than 63 characters",)
