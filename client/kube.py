@@ -33,7 +33,7 @@ class RequestTimeout(NamedTuple):
     read: float
 
 
-DEFAULT_REQUEST_TIMEOUT = RequestTimeout(connect=10.0, read=60.0)
+DEFAULT_REQUEST_TIMEOUT = RequestTimeout(connect=10.0, read=30.0)
 """Every request of a ``Kube`` without a timeout of its own: an API server that accepts a
 connection and never answers costs a worker at most this long, never forever."""
 
@@ -92,12 +92,16 @@ CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "Controller
 class KubeError(Exception):
     """A non-2xx answer from the API server, with its Status reason and message."""
 
-    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None) -> None:
+    def __init__(
+        self, status: int, reason: str, message: str, body: JSON | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
         self.body = body or {}
+        # Seconds the server asked us to wait before trying again (429 and 503 answers).
+        self.retry_after = retry_after
 
 
 class NotFound(KubeError):
@@ -119,7 +123,20 @@ class Forbidden(KubeError):
 _ERRORS: dict[int, type[KubeError]] = {404: NotFound, 409: Conflict, 422: Invalid, 403: Forbidden}
 
 
-def _error_from(status: int, reason: str, data: bytes | str | None) -> KubeError:
+def _retry_after(headers: Any, body: JSON) -> float | None:
+    """``Retry-After`` (seconds) from the answer's headers, else the Status's retryAfterSeconds."""
+    found = headers.get("Retry-After") if headers is not None and hasattr(headers, "get") else None
+    if found is None:
+        details = body.get("details")
+        found = details.get("retryAfterSeconds") if isinstance(details, dict) else None
+    try:
+        seconds = float(found) if found is not None else None
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
+
+
+def _error_from(status: int, reason: str, data: bytes | str | None, headers: Any = None) -> KubeError:
     body: JSON = {}
     if data:
         try:
@@ -129,7 +146,8 @@ def _error_from(status: int, reason: str, data: bytes | str | None) -> KubeError
         except ValueError:
             body = {"message": data.decode() if isinstance(data, bytes) else data}
     cls = _ERRORS.get(status, KubeError)
-    return cls(status, str(body.get("reason") or reason), str(body.get("message") or reason), body)
+    message = str(body.get("message") or reason)
+    return cls(status, str(body.get("reason") or reason), message, body, _retry_after(headers, body))
 
 
 def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> ApiClient:
@@ -202,9 +220,9 @@ class Kube:
             response = self.api_client.call_api(*serialized, _request_timeout=timeout)
             data = response.read()
         except ApiException as exc:
-            raise _error_from(int(exc.status or 0), str(exc.reason), exc.body) from None
+            raise _error_from(int(exc.status or 0), str(exc.reason), exc.body, exc.headers) from None
         if not 200 <= response.status <= 299:
-            raise _error_from(response.status, str(response.reason), data)
+            raise _error_from(response.status, str(response.reason), data, getattr(response, "headers", None))
         if not data:
             return {}
         parsed = json.loads(data)

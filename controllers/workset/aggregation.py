@@ -77,6 +77,7 @@ class WriteFailure:
     kind: str
     message: str
     verb: str = "create"
+    retry_after: float | None = None  # what the API server asked (a 429's Retry-After)
 
 
 @dataclass

@@ -339,8 +339,10 @@ def finish(p: Pass, resync_seconds: float) -> Outcome:
     """Back off after failed writes (the queue's exponential back-off); go on at once when more
     works remain to reserve than one pass may; else come back at the planner's recheck time."""
     _inputs, plans = p.planned()
-    if p.outcome.failures():
-        return back_off("some works could not be written")
+    failures = p.outcome.failures()
+    if failures:
+        asked = max((f.retry_after or 0.0 for f in failures), default=0.0)
+        return back_off("some works could not be written", at_least=asked)
     if plans.plan.deferred:
         return after(0.0)
     return after(next_look(plans.plan.recheck_after, resync_seconds))

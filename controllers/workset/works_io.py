@@ -157,7 +157,10 @@ class WorksIO:
         except (NotFound, Conflict):
             return WriteFailure(write.cluster, write.placement, "", "changed concurrently", verb="patch")
         except KubeError as exc:
-            return WriteFailure(write.cluster, write.placement, failure_kind(exc, False), error_text(exc), verb="patch")
+            return WriteFailure(
+                write.cluster, write.placement, failure_kind(exc, False), error_text(exc), verb="patch",
+                retry_after=exc.retry_after,
+            )
         except Exception as exc:
             return WriteFailure(write.cluster, write.placement, aggregation.OTHER, error_text(exc), verb="patch")
         return None
@@ -173,7 +176,9 @@ class WorksIO:
         except Conflict:
             return None  # AlreadyExists: a work of that name is there; the watch brings it to us.
         except KubeError as exc:
-            return WriteFailure(write.cluster, write.placement, failure_kind(exc, True), error_text(exc))
+            return WriteFailure(
+                write.cluster, write.placement, failure_kind(exc, True), error_text(exc), retry_after=exc.retry_after
+            )
         except Exception as exc:
             # The create may have happened; look before creating again.
             self.uncertain.add((write.cluster, owner.label_value, write.placement))
@@ -188,7 +193,8 @@ class WorksIO:
             await self.runtime.writes.delete(self.cache, target, via=self.writer)
         except KubeError as exc:
             return WriteFailure(
-                delete.namespace, delete.placement or "", failure_kind(exc, False), error_text(exc), verb="delete"
+                delete.namespace, delete.placement or "", failure_kind(exc, False), error_text(exc), verb="delete",
+                retry_after=exc.retry_after,
             )
         except Exception as exc:
             return WriteFailure(delete.namespace, delete.placement or "", aggregation.OTHER, error_text(exc), verb="delete")
