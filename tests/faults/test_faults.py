@@ -523,6 +523,8 @@ class BackoffReport:
     failures: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
     # Retries sooner than the server's Retry-After: (process, queue, key, seconds after the 429).
     early_after_throttle: list[tuple[str, str, str, float]] = field(default_factory=list)
+    # How many back-offs the runtime logged, per process (rule 3 checks each).
+    backoffs: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
 
@@ -548,14 +550,14 @@ def assert_backoff_respected(
        that. A second failure within it proves the key was tried again (a pass ran and sent a
        request) before the server allowed it, whatever queued the key.
 
-    What it cannot check from these logs, and why rule 1 has slack: a successful pass is not
-    logged, and it resets the key's back-off (``forget``); and a watch event queues a key at
-    once whatever its back-off (client-go's semantics too: ``add`` supersedes a pending
-    ``add_after``); nor is a retry that succeeds after a 429 visible (rule 2 sees only retries
-    that failed again). So "retried faster than the back-off allows" can only be told apart
-    from "succeeded in between" or "woken by an event" once the controllers log each retry's
-    delay (e.g. a ``retry_in`` field on "reconcile failed", as the watch cache's "watch failed"
-    has) or each pass's outcome; then this function should compare every retry with its delay.
+    3. The retry itself: the runtime logs every back-off it schedules ("backing off", with the
+       key's consecutive ``failures`` and the ``retry_in`` it queued the key after). Each must
+       wait at least the exponential bound for that many failures (``min(cap, 5 ms * 2^(n-1))``,
+       the smallest base of any queue), and, for a 429, at least the server's Retry-After.
+
+    Rule 1 has slack because a watch event queues a key at once whatever its back-off
+    (client-go's semantics too: ``add`` supersedes a pending ``add_after``), and a successful
+    pass in between resets it; rule 3 checks the delay the runtime chose for every retry.
     """
     report = backoff_report(logs, retry_after_seconds=retry_after_seconds, window=window, slack=slack)
     assert report.problems == [], "\n".join(report.problems)
@@ -601,7 +603,26 @@ def backoff_report(
                         f"{process}: {queue} key {key!r} failed again {gap * 1000:.0f} ms after a 429 that said "
                         f"Retry-After {retry_after_seconds:g}s ({second.error[:80]})"
                     )
+        check_retry_delays(process, events, report, retry_after_seconds)
     return report
+
+
+def check_retry_delays(
+    process: str, events: list[dict[str, Any]], report: BackoffReport, retry_after_seconds: float | None
+) -> None:
+    """Rule 3 of ``assert_backoff_respected``: every back-off the runtime scheduled."""
+    for event in events:
+        if event.get("msg") != "backing off":
+            continue
+        failures, retry_in = int(event.get("failures") or 0), float(event.get("retry_in") or 0.0)
+        report.backoffs[process] = report.backoffs.get(process, 0) + 1
+        bound = min(QUEUE_MAX_DELAY, QUEUE_BASE_DELAY * 2 ** max(0, failures - 1))
+        key = str(event.get("key") or event.get("object") or "")
+        if retry_in + 1e-9 < bound:
+            report.problems.append(f"{process}: {key!r} retried after {retry_in:g}s at failure {failures} (< {bound:g}s)")
+        throttled = "429" in str(event.get("reason") or "")
+        if throttled and retry_after_seconds is not None and retry_in + 1e-9 < retry_after_seconds:
+            report.problems.append(f"{process}: {key!r} retried {retry_in:g}s after a 429 (Retry-After {retry_after_seconds:g}s)")
 
 
 # -- the tests ------------------------------------------------------------------------------------
