@@ -166,6 +166,28 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
     return ApiClient(configuration)
 
 
+def send(
+    api_client: ApiClient,
+    method: str,
+    path: str,
+    *,
+    query: dict[str, str] | None = None,
+    body: Any = None,
+    content_type: str = "application/json",
+    timeout: RequestTimeout | float | tuple[float, float],
+) -> Any:
+    """Send one request with ``api_client``'s credentials; the client's raw response (read it,
+    or stream it with ``.response``). Every request of ours goes through here: ``Kube``, the
+    watch caches' streams and the Lease client. ``timeout`` is required: no request waits for
+    ever. Raises the client's ``ApiException`` on an answer it refuses."""
+    url_path = path + ("?" + urlencode(query) if query else "")
+    headers = {"Accept": "application/json", "Content-Type": content_type}
+    serialized = api_client.param_serialize(
+        method=method, resource_path=url_path, header_params=headers, body=body, auth_settings=["BearerToken"]
+    )
+    return api_client.call_api(*serialized, _request_timeout=timeout)
+
+
 class Kube:
     """Async CRUD over JSON dicts. Calls run the sync client in worker threads."""
 
@@ -206,18 +228,11 @@ class Kube:
         body: Any = None,
         content_type: str = "application/json",
     ) -> JSON:
-        url_path = path + ("?" + urlencode(query) if query else "")
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        serialized = self.api_client.param_serialize(
-            method=method,
-            resource_path=url_path,
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        timeout = self._timeout(method)
         try:
-            response = self.api_client.call_api(*serialized, _request_timeout=timeout)
+            response = send(
+                self.api_client, method, path, query=query, body=body, content_type=content_type,
+                timeout=self._timeout(method),
+            )
             data = response.read()
         except ApiException as exc:
             raise _error_from(int(exc.status or 0), str(exc.reason), exc.body, exc.headers) from None

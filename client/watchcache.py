@@ -34,9 +34,8 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
-from ocm_rollout.client.kube import JSON, Kube, KubeError, Resource
+from ocm_rollout.client.kube import JSON, Kube, KubeError, Resource, send
 
 log = logging.getLogger(__name__)
 
@@ -193,14 +192,10 @@ class WatchCache:
             query["resourceVersion"] = self._version
         if self.label_selector:
             query["labelSelector"] = self.label_selector
-        client = self.kube.api_client
-        request = client.param_serialize(
-            method="GET",
-            resource_path=f"{self.resource.path(self.namespace)}?{urlencode(query)}",
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
+        answer = send(
+            self.kube.api_client, "GET", self.resource.path(self.namespace), query=query,
+            timeout=(CONNECT_SECONDS, WATCH_SECONDS + 30),
         )
-        answer = client.call_api(*request, _request_timeout=(CONNECT_SECONDS, WATCH_SECONDS + 30))
         raw = answer.response
         if answer.status == 410:
             raw.release_conn()

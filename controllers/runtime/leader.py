@@ -43,6 +43,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from ocm_rollout.client.fencing import WriteFence
+from ocm_rollout.client.kube import send
 
 log = logging.getLogger(__name__)
 
@@ -310,12 +311,8 @@ class LeaseClient:
         return f"/apis/coordination.k8s.io/v1/namespaces/{quote(self.namespace, safe='')}/leases"
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
-        serialized = self.api_client.param_serialize(
-            method=method, resource_path=path, header_params=headers, body=body, auth_settings=["BearerToken"]
-        )
         try:
-            response = self.api_client.call_api(*serialized, _request_timeout=self.timeout)
+            response = send(self.api_client, method, path, body=body, timeout=self.timeout)
             data = response.read()
         except ApiException as exc:
             raise LeaseAPIError(int(exc.status or 0), _status_message(exc.body) or str(exc.reason)) from None

@@ -147,7 +147,7 @@ def test_reads_and_unfenced_writes_get_the_default_timeout() -> None:
     kube.request_sync("GET", MANIFEST_WORKS.path("c"))
     kube.request_sync("DELETE", MANIFEST_WORKS.path("c", "w"), body={})
     assert client.timeouts == [DEFAULT_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT]
-    assert DEFAULT_REQUEST_TIMEOUT == (10.0, 60.0)
+    assert DEFAULT_REQUEST_TIMEOUT == (10.0, 30.0)
 
 
 def test_a_fenced_write_never_gets_longer_than_the_default_read_timeout() -> None:
