@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -170,23 +170,36 @@ class WorkQueue(Generic[K]):
             self._on_depth(self.name, len(self._ready))
 
 
-Reconcile = Callable[[K], Awaitable[float | None]]
-"""A reconcile function: returns seconds after which to look at the key again, or None."""
+R = TypeVar("R")
+Reconcile = Callable[[K], Awaitable[R]]
+"""A reconcile function; what it returns is for the queue's ``Settle`` to carry out."""
+Settle = Callable[[WorkQueue[K], K, R | None, BaseException | None], None]
+"""What happens to a key after its pass (the key is already marked done): the pass's result,
+or the exception it raised."""
+
+
+def settle_seconds(queue: WorkQueue[K], key: K, result: float | None, error: BaseException | None) -> None:
+    """The plain policy: a pass that raised is retried with back-off; one that returns seconds
+    is looked at again after that long; a pass that did not raise resets the key's back-off."""
+    if error is not None:
+        queue.add_rate_limited(key)
+        return
+    queue.forget(key)
+    if result is not None:
+        queue.add_after(key, result)
 
 
 async def run_workers(
     queue: WorkQueue[K],
-    reconcile: Reconcile[K],
+    reconcile: Reconcile[K, Any],
     *,
     workers: int = 1,
     on_result: Callable[[str, float, BaseException | None], None] | None = None,
+    settle: Settle[K, Any] = settle_seconds,
 ) -> None:
-    """Drain ``queue`` with ``workers`` concurrent reconcilers until the queue shuts down.
-
-    A reconcile that raises is retried with back-off; one that returns a number of seconds is
-    looked at again after that long; a successful one resets the key's back-off.
-    ``on_result(queue_name, seconds_taken, error_or_None)`` is called after every reconcile.
-    """
+    """Drain ``queue`` with ``workers`` concurrent reconcilers until the queue shuts down; after
+    each pass ``settle`` decides when the key comes back (``settle_seconds`` unless given), and
+    ``on_result(queue_name, seconds_taken, error_or_None)`` is told."""
 
     async def worker() -> None:
         while True:
@@ -196,8 +209,9 @@ async def run_workers(
                 return
             started = time.monotonic()
             error: BaseException | None = None
+            result: Any = None
             try:
-                requeue_after = await reconcile(key)
+                result = await reconcile(key)
             except asyncio.CancelledError:
                 queue.done(key)
                 raise
@@ -208,13 +222,8 @@ async def run_workers(
                     extra={"key": str(key), "queue": queue.name, "error": repr(exc)},
                     exc_info=True,
                 )
-                queue.done(key)
-                queue.add_rate_limited(key)
-            else:
-                queue.forget(key)
-                queue.done(key)
-                if requeue_after is not None:
-                    queue.add_after(key, requeue_after)
+            queue.done(key)
+            settle(queue, key, result, error)
             if on_result is not None:
                 on_result(queue.name, time.monotonic() - started, error)
 

@@ -35,7 +35,7 @@ import kopf
 from aiohttp import web
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
-from ocm_rollout.client.queue import QueueShutDown, WorkQueue
+from ocm_rollout.client.queue import WorkQueue, run_workers
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, Listener, WatchSource
 from ocm_rollout.controllers.runtime.events import EventRecorder
 from ocm_rollout.controllers.runtime.outcome import Outcome, apply_outcome, raised
@@ -109,6 +109,7 @@ class _QueueSpec(Generic[K]):
     workers: int
     resync: list[Resync[K]]
     passes: collections.Counter[Hashable] = field(default_factory=collections.Counter)
+    started: dict[Hashable, float] = field(default_factory=dict)
     history: collections.deque[PassRecord] = field(default_factory=lambda: collections.deque(maxlen=PASS_HISTORY))
 
 
@@ -261,54 +262,26 @@ class Runtime:
             self._close()
 
     async def _workers(self, spec: _QueueSpec[Any]) -> None:
-        tasks = [
-            asyncio.create_task(self._worker(spec), name=f"{spec.queue.name}-worker-{i}") for i in range(spec.workers)
-        ]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _worker(self, spec: _QueueSpec[Any]) -> None:
-        queue = spec.queue
-        on_result = self.context.on_reconcile
-        while True:
-            try:
-                key = await queue.get()
-            except QueueShutDown:
-                return
-            started = time.monotonic()
-            error: BaseException | None = None
-            outcome: Outcome | None = None
+        async def counted(key: Any) -> Outcome:
             spec.passes[key] += 1
-            try:
-                outcome = await spec.reconcile(key)
-            except asyncio.CancelledError:
-                queue.done(key)
-                raise
-            except Exception as exc:
-                error = exc
-                outcome = raised(exc)
-                log.warning(
-                    "reconcile failed",
-                    extra={"key": str(key), "queue": queue.name, "error": repr(exc)},
-                    exc_info=True,
-                )
-            queue.done(key)
+            spec.started[key] = time.monotonic()
+            return await spec.reconcile(key)
+
+        def settle(queue: WorkQueue[Any], key: Any, outcome: Outcome | None, error: BaseException | None) -> None:
+            if error is not None:
+                outcome = raised(error)
             delay = apply_outcome(queue, key, outcome)
+            started = spec.started.pop(key, time.monotonic())
             took = time.monotonic() - started
-            said = "error" if error is not None else str(outcome)
-            spec.history.append(PassRecord(key, started, took, said, delay))
+            spec.history.append(PassRecord(key, started, took, "error" if error else str(outcome), delay))
             if outcome is not None and outcome.kind == "back_off":
                 log.info(
                     "backing off",
                     extra={"key": str(key), "queue": queue.name, "failures": queue.failures(key), "retry_in": delay,
                            "reason": outcome.reason},
                 )
-            if on_result is not None:
-                on_result(queue.name, took, error)
+
+        await run_workers(spec.queue, counted, workers=spec.workers, on_result=self.context.on_reconcile, settle=settle)
 
     async def _resync(self, spec: _QueueSpec[Any], resync: Resync[Any]) -> None:
         while True:
