@@ -4,7 +4,11 @@
 - A key being processed is never handed to a second worker; adding it meanwhile marks it dirty
   and it is queued again when the worker calls ``done``.
 - ``add_after`` queues a key once a delay has passed (the earliest requested time wins).
-- ``add_rate_limited`` queues it after an exponential back-off that ``forget`` resets.
+- ``add_rate_limited`` queues it after an exponential back-off that ``forget`` resets; with
+  ``at_least`` (an API server's Retry-After) the key is also held until then: an ``add`` or a
+  shorter ``add_after`` meanwhile (a watch event) is moved to that time instead of running it
+  sooner. Only the server's wait holds a key: the exponential part is superseded by an ``add``,
+  as in client-go, so a fix made by a user is acted on at once.
 
 Controllers feed it from watch events (a change to a ManagedCluster re-queues the Placements
 that depend on it, and so on) instead of writing annotations to wake each other, and drain it
@@ -52,13 +56,29 @@ class WorkQueue(Generic[K]):
         self._delayed: list[tuple[float, int, K]] = []  # heap of (due, seq, key)
         self._due: dict[K, float] = {}  # earliest due time of each delayed key
         self._failures: dict[K, int] = {}
+        self._not_before: dict[K, float] = {}  # keys held until then (Retry-After)
         self._seq = itertools.count()
         self._changed = asyncio.Event()
         self._shut_down = False
 
     # -- adding ---------------------------------------------------------------------------
+    def _held_for(self, key: K) -> float:
+        """Seconds ``key`` is still held by a server's Retry-After (0 when it is not)."""
+        until = self._not_before.get(key)
+        if until is None:
+            return 0.0
+        left = until - self._clock()
+        if left <= 0:
+            del self._not_before[key]
+            return 0.0
+        return left
+
     def add(self, key: K) -> None:
         if self._shut_down:
+            return
+        held = self._held_for(key)
+        if held > 0:
+            self.add_after(key, held)
             return
         self._due.pop(key, None)  # an immediate add supersedes a pending delayed one
         if key in self._processing:
@@ -73,6 +93,7 @@ class WorkQueue(Generic[K]):
     def add_after(self, key: K, delay: float) -> None:
         if self._shut_down:
             return
+        delay = max(delay, self._held_for(key))
         if delay <= 0:
             self.add(key)
             return
@@ -90,6 +111,8 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` after its next back-off (and not before ``at_least`` seconds)."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
+        if at_least > 0:
+            self._not_before[key] = self._clock() + at_least
         self.add_after(key, max(self.backoff(failures), at_least))
 
     def backoff(self, failures: int) -> float:
@@ -98,6 +121,7 @@ class WorkQueue(Generic[K]):
 
     def forget(self, key: K) -> None:
         self._failures.pop(key, None)
+        self._not_before.pop(key, None)
 
     def failures(self, key: K) -> int:
         return self._failures.get(key, 0)
@@ -162,6 +186,7 @@ class WorkQueue(Generic[K]):
         self._delayed.clear()
         self._due.clear()
         self._dirty.clear()
+        self._not_before.clear()
         self._report_depth()
         self._changed.set()
 

@@ -150,3 +150,23 @@ async def test_one_key_is_never_reconciled_by_two_workers_at_once() -> None:
     q.add("a")
     await asyncio.wait_for(asyncio.gather(run_workers(q, reconcile, workers=4), done.wait()), timeout=5)
     assert peak == 1
+
+
+def test_a_key_held_by_retry_after_is_not_run_sooner_by_an_event() -> None:
+    now = [100.0]
+    queue: WorkQueue[str] = WorkQueue("q", base_delay=0.005, clock=lambda: now[0])
+    queue.add_rate_limited("k", at_least=1.0)
+    queue.add("k")  # a watch event meanwhile
+    queue.add_after("k", 0.2)
+    assert len(queue) == 0 and queue.pending() == 1
+    now[0] = 101.0
+    queue._promote_due()
+    assert len(queue) == 1
+
+
+def test_an_event_supersedes_the_exponential_part_of_a_back_off() -> None:
+    now = [100.0]
+    queue: WorkQueue[str] = WorkQueue("q", base_delay=10.0, clock=lambda: now[0])
+    queue.add_rate_limited("k")
+    queue.add("k")
+    assert len(queue) == 1
