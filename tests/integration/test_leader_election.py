@@ -92,6 +92,30 @@ def scheduling_writes(hub: Hub, user: str) -> int:
     return sum(1 for r in hub.records(user) if r.verb in WRITES and r.resource in SCHEDULING)
 
 
+def writes_seen(hub: Hub) -> list[str]:
+    """Every write of the processes but their Lease's, one line each (shown when a test fails)."""
+    return [
+        f"{r.user} {r.verb} {r.resource}{'/' + r.subresource if r.subresource else ''} {r.namespace}/{r.name} -> {r.code}"
+        for user in ("proc-a", "proc-b")
+        for r in hub.records(user)
+        if r.verb in WRITES and r.resource != "leases"
+    ]
+
+
+def settle(hub: Hub, user: str, quiet: float = 1.0) -> None:
+    """Wait until ``user`` has sent no write (but its Lease renewals) for ``quiet`` seconds: the
+    passes its own writes triggered are over, so no write of its is still on its way."""
+    seen = [-1, time.monotonic()]
+
+    def quiet_now() -> bool:
+        count = sum(1 for r in hub.records(user) if r.verb in WRITES and r.resource != "leases")
+        if count != seen[0]:
+            seen[0], seen[1] = count, time.monotonic()
+        return time.monotonic() - seen[1] >= quiet
+
+    wait_until(quiet_now, timeout=STARTUP_TIMEOUT, message=f"{user}'s writes to settle", state=lambda: writes_seen(hub))
+
+
 # -- the processes ----------------------------------------------------------------------------
 
 
@@ -142,9 +166,15 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
 
     before = [f"before-{i}" for i in range(3)]
     create_placements(hub, before)
-    wait_until(lambda: all(scheduled(hub, before).values()), timeout=30, message="the leader to schedule the Placements")
-    assert written(hub, leader.name) == set(before)
-    assert scheduling_writes(hub, standby.name) == 0
+    wait_until(
+        lambda: all(scheduled(hub, before).values()),
+        timeout=STARTUP_TIMEOUT,
+        message="the leader to schedule the Placements",
+        state=lambda: writes_seen(hub),
+    )
+    settle(hub, leader.name)
+    assert written(hub, leader.name) == set(before), writes_seen(hub)
+    assert scheduling_writes(hub, standby.name) == 0, writes_seen(hub)
 
     leader.kill()
     killed_at = time.monotonic()
@@ -156,12 +186,19 @@ def test_only_the_leader_reconciles_and_the_standby_takes_over_within_the_lease_
 
     after = [f"after-{i}" for i in range(3)]
     create_placements(hub, after)
-    wait_until(lambda: all(scheduled(hub, after).values()), timeout=30, message="the new leader to schedule the Placements")
+    # (The new leader starts its controller only now: its caches list everything first.)
+    wait_until(
+        lambda: all(scheduled(hub, after).values()),
+        timeout=STARTUP_TIMEOUT,
+        message="the new leader to schedule the Placements",
+        state=lambda: writes_seen(hub),
+    )
+    settle(hub, standby.name)
     # No Placement's objects were written by both processes: the new leader found the old one's
     # work done and wrote only the new Placements'.
-    assert written(hub, leader.name) & written(hub, standby.name) == set()
-    assert written(hub, leader.name) == set(before)
-    assert written(hub, standby.name) == set(after)
+    assert written(hub, leader.name) & written(hub, standby.name) == set(), writes_seen(hub)
+    assert written(hub, leader.name) == set(before), writes_seen(hub)
+    assert written(hub, standby.name) == set(after), writes_seen(hub)
 
 
 def test_sigterm_stops_the_leader_cleanly_and_releases_the_lease(
@@ -244,6 +281,9 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
     wait_until(reacquired, timeout=LEASE_DURATION * 4 + 10, message="proc-a to take the expired Lease back")
     assert len(a.logged("became leader")) == 2
     wait_until(
-        lambda: all(scheduled(hub, during).values()), timeout=30, message="proc-a to schedule the Placements once it leads again"
+        lambda: all(scheduled(hub, during).values()),
+        timeout=STARTUP_TIMEOUT,
+        message="proc-a to schedule the Placements once it leads again",
+        state=lambda: writes_seen(hub),
     )
-    assert written(hub, "proc-a") == set(during)
+    assert written(hub, "proc-a") == set(during), writes_seen(hub)
