@@ -99,6 +99,7 @@ from ocm_rollout.controllers.addon.configs import cma_status_references  # noqa:
 from ocm_rollout.controllers.addon.inputs import PlacementInput  # noqa: E402
 from ocm_rollout.controllers.common.wire import format_time  # noqa: E402
 from ocm_rollout.controllers.rollout.reservations import EMPTY  # noqa: E402
+from ocm_rollout.controllers.runtime.process import tune_collector  # noqa: E402
 from tests.integration.helpers import Api, decide  # noqa: E402
 
 T = TypeVar("T")
@@ -726,6 +727,7 @@ def time_core(label: str, fleet: CoreFleet, repeat: int) -> CoreFigures:
 
 def run_core(n: int, groups: int, repeat: int) -> list[CoreFigures]:
     print(f"core: {n:,} MCAs, one placement in {groups} decision groups, median of {repeat} passes", flush=True)
+    tune_collector()  # as `ocm-rollout run` does in the controller's process
     scenarios = [
         ("(i) All, every MCA needs the new config", "changed"),
         ("(ii) Progressive 10%, mid-rollout", "rolling"),

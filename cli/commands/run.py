@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ocm_rollout.client import fencing
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
-from ocm_rollout.controllers.runtime import health, leader, metrics, operator, registry
+from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry
 
 log = logging.getLogger("controllers.run")
 
@@ -215,6 +215,7 @@ def main(args: argparse.Namespace) -> int:
     except (UsageError, runtime_logging.LogConfigError) as exc:
         print(f"ocm-rollout run: error: {exc}", file=sys.stderr)
         return 2
+    process.tune_collector()
     return asyncio.run(serve(config))
 
 

@@ -201,3 +201,26 @@ def test_kopf_per_object_success_lines_are_quiet_unless_debugging() -> None:
         assert logging.getLogger("kopf.objects").isEnabledFor(logging.WARNING)
     finally:
         logging.getLogger().removeHandler(handler)
+
+
+def test_run_tunes_the_collector_once_before_serving(kubeconfig: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process owner sets the collector's thresholds once (controllers/runtime/process.py);
+    no library code turns the collector off during a pass."""
+    import gc
+
+    from ocm_rollout.controllers.runtime.process import COLLECTOR_THRESHOLDS
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+
+    async def serve(config: object) -> int:
+        seen.append(gc.get_threshold())
+        return 0
+
+    monkeypatch.setattr(run, "serve", serve)
+    try:
+        assert main(["run", "--controllers", "placement", "--kubeconfig", kubeconfig]) == 0
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [COLLECTOR_THRESHOLDS]
+    assert gc.isenabled()
