@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from datetime import datetime
 from typing import Any
 
+from ocm_rollout.api.times import format_micro_time
 from ocm_rollout.client.kube import EVENTS, JSON, Conflict, Kube, KubeError, Resource
 from ocm_rollout.controllers.common.wire import format_time
 
@@ -64,7 +65,7 @@ def build_event(
         "reportingInstance": component,
         "firstTimestamp": stamp,
         "lastTimestamp": stamp,
-        "eventTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "eventTime": format_micro_time(now),
         "action": action or reason,
         "count": 1,
     }

@@ -42,6 +42,8 @@ from urllib.parse import quote
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from ocm_rollout.api.times import format_micro_time
+from ocm_rollout.api.times import parse_time as parse_rfc3339
 from ocm_rollout.client.fencing import WriteFence
 from ocm_rollout.client.kube import send
 
@@ -239,20 +241,14 @@ def default_identity() -> str:
 # -- wire format ----------------------------------------------------------------------------
 
 
-def format_micro_time(value: datetime) -> str:
-    """A Kubernetes MicroTime: RFC 3339 in UTC with exactly six fractional digits."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def parse_time(value: object) -> datetime | None:
+    """A Lease time, or None when missing or not a time."""
     if not isinstance(value, str) or not value:
         return None
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
     try:
-        parsed = datetime.fromisoformat(text)
+        return parse_rfc3339(value)
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def record_from_lease(obj: dict[str, Any]) -> LeaseRecord:

@@ -34,7 +34,10 @@ class ConcurrentWriter:
         configuration = copy.deepcopy(kube.api_client.configuration)
         configuration.connection_pool_maxsize = max(concurrency, configuration.connection_pool_maxsize or 0)
         self.name = name
-        self.kube = Kube(ApiClient(configuration), field_manager=kube.field_manager, fence=kube.fence)
+        self.kube = Kube(
+            ApiClient(configuration), field_manager=kube.field_manager, fence=kube.fence,
+            request_timeout=kube.request_timeout,
+        )
         self.executor = ThreadPoolExecutor(concurrency, thread_name_prefix=name)
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> JSON:

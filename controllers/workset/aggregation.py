@@ -109,15 +109,6 @@ def empty_summary() -> dict[str, int]:
     return dict.fromkeys(SUMMARY_KEYS, 0)
 
 
-# ------------------------------------------------------------------------------------------
-# Conditions on plain dicts
-# ------------------------------------------------------------------------------------------
-
-
-# ``workset/operator.py`` still calls it by this name: the one of ``controllers/common/conditions.py``.
-set_condition = set_status_condition
-
-
 def _old_conditions(old_status: Mapping[str, Any] | None) -> list[JSON]:
     raw = (old_status or {}).get("conditions")
     if not isinstance(raw, list):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ocm_rollout.controllers.common.conditions import set_status_condition as set_condition
 from ocm_rollout.controllers.workset.aggregation import (
     DeployOutcome,
     WriteFailure,
     build_status,
     failure_message,
-    set_condition,
     status_changed,
 )
 from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
