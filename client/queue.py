@@ -199,8 +199,8 @@ R = TypeVar("R")
 Reconcile = Callable[[K], Awaitable[R]]
 """A reconcile function; what it returns is for the queue's ``Settle`` to carry out."""
 Settle = Callable[[WorkQueue[K], K, R | None, BaseException | None], None]
-"""What happens to a key after its pass (the key is already marked done): the pass's result,
-or the exception it raised."""
+"""What happens to a key after its pass (called before the key is marked done): the pass's
+result, or the exception it raised."""
 
 
 def settle_seconds(queue: WorkQueue[K], key: K, result: float | None, error: BaseException | None) -> None:
@@ -247,8 +247,12 @@ async def run_workers(
                     extra={"key": str(key), "queue": queue.name, "error": repr(exc)},
                     exc_info=True,
                 )
-            queue.done(key)
-            settle(queue, key, result, error)
+            # Settled before done: a hold the pass asks for (Retry-After) already applies when
+            # done() re-adds a key that an event marked dirty meanwhile.
+            try:
+                settle(queue, key, result, error)
+            finally:
+                queue.done(key)
             if on_result is not None:
                 on_result(queue.name, time.monotonic() - started, error)
 

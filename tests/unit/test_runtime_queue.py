@@ -170,3 +170,34 @@ def test_an_event_supersedes_the_exponential_part_of_a_back_off() -> None:
     queue.add_rate_limited("k")
     queue.add("k")
     assert len(queue) == 1
+
+
+def test_a_key_dirtied_during_a_throttled_pass_waits_for_the_retry_after() -> None:
+    """An event during a pass that meets a 429 marks the key dirty; the worker settles the pass
+    (the Retry-After hold) before done() re-adds it, so the dirty key is not run at once."""
+
+    class Throttled(Exception):
+        retry_after = 1.0
+
+    async def scenario() -> None:
+        queue: WorkQueue[str] = WorkQueue("q", base_delay=0.005)
+        runs: list[float] = []
+
+        async def reconcile(key: str) -> None:
+            runs.append(asyncio.get_running_loop().time())
+            if len(runs) == 1:
+                queue.add(key)  # a watch event while the pass runs
+                raise Throttled()
+
+        def settle(q: WorkQueue[str], key: str, result: object, error: BaseException | None) -> None:
+            if error is not None:
+                q.add_rate_limited(key, at_least=float(getattr(error, "retry_after", 0.0)))
+
+        queue.add("k")
+        task = asyncio.create_task(run_workers(queue, reconcile, workers=2, settle=settle))
+        await asyncio.sleep(1.3)
+        queue.shut_down()
+        await task
+        assert len(runs) == 2 and runs[1] - runs[0] >= 0.95
+
+    asyncio.run(scenario())
