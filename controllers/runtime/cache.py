@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.watchcache import WatchCache
@@ -33,18 +33,6 @@ from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, 
 Listener = Callable[[str, JSON, JSON | None], None]
 """Called with the event type ("" for the first listing, ADDED, MODIFIED, DELETED), the object
 and the previous object when the source knows it."""
-
-
-class Source(Protocol):
-    """Where a cache's stored objects come from."""
-
-    def get(self, key: Key) -> JSON | None: ...
-
-    def values(self) -> Iterator[JSON]: ...
-
-    def __len__(self) -> int: ...
-
-    def ready(self) -> bool: ...
 
 
 class KopfSource:

@@ -3,7 +3,6 @@
 - ``patch_fenced``: a merge patch carrying the object's resourceVersion as read, so the API
   server applies it only to that version (409 Conflict otherwise: the rollout fence of
   docs/architecture.md); ``None`` on a conflict or when the object is gone;
-- ``status_if_changed``: the same for a whole status, sent only when it differs;
 - ``create`` and ``delete``: the answer, or the delete request, goes into the overlay.
 
 Writes go through ``Kube`` (the lease fence admits each one and bounds its timeout), or through
@@ -16,14 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ocm_rollout.client.kube import JSON, Conflict, Kube, NotFound
+from ocm_rollout.controllers.common.wire import fenced
 from ocm_rollout.controllers.runtime.cache import Cache
-
-
-def fenced(patch: Mapping[str, Any], obj: Mapping[str, Any]) -> JSON:
-    """A merge ``patch`` of ``obj`` that the API server applies only to the version read."""
-    metadata = patch.get("metadata")
-    version = ((obj.get("metadata") or {}) if isinstance(obj.get("metadata"), Mapping) else {}).get("resourceVersion")
-    return {**patch, "metadata": {**(metadata if isinstance(metadata, Mapping) else {}), "resourceVersion": version}}
 
 
 def _name(obj: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -52,13 +45,6 @@ class Writes:
             return None
         cache.wrote(updated)
         return updated
-
-    async def status_if_changed(self, cache: Cache, obj: JSON, status: JSON) -> JSON | None:
-        """Write ``status`` (fenced) unless it equals the stored one; the object after (``obj``
-        itself when nothing changed), or None on a conflict."""
-        if status == (obj.get("status") or {}):
-            return obj
-        return await self.patch_fenced(cache, obj, {"status": status}, subresource="status")
 
     async def patch(self, cache: Cache, obj: JSON, patch: JSON | list[JSON], *, subresource: str | None = None) -> JSON:
         """An unfenced patch (labels of a decision page, a status that owns no rollout state)."""

@@ -10,12 +10,12 @@ from kubernetes.client import ApiClient
 
 from ocm_rollout.client.kube import MANAGED_CLUSTERS, MANIFEST_WORKS, PLACEMENTS, Kube
 from ocm_rollout.client.queue import WorkQueue
+from ocm_rollout.controllers.common.wire import fenced
 from ocm_rollout.controllers.runtime.cache import KopfSource, WatchSource
 from ocm_rollout.controllers.runtime.events import Told, build_event, reference
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, after, apply_outcome, back_off, sooner
 from ocm_rollout.controllers.runtime.overlay import DELETE_REQUESTED, DeletePolicy, Overlay, strictly_newer
 from ocm_rollout.controllers.runtime.shell import LIST_WATCH, ControllerContext, Runtime, Trigger
-from ocm_rollout.controllers.runtime.writes import fenced
 
 
 def obj(name: str, rv: str, uid: str = "u1", namespace: str = "ns", **extra: object) -> dict[str, object]:
