@@ -139,6 +139,13 @@ class WorkQueue(Generic[K]):
                 return due - now
             heapq.heappop(self._delayed)
             del self._due[key]
+            held = self._held_for(key)
+            if held > 0:
+                # Queued before a server's Retry-After began (a trigger's delay during the pass
+                # that met the 429): it waits for the hold like any other add.
+                self._due[key] = now + held
+                heapq.heappush(self._delayed, (now + held, next(self._seq), key))
+                continue
             if key in self._processing:
                 self._dirty.add(key)
             elif key not in self._ready_set:

@@ -201,3 +201,22 @@ def test_a_key_dirtied_during_a_throttled_pass_waits_for_the_retry_after() -> No
         assert len(runs) == 2 and runs[1] - runs[0] >= 0.95
 
     asyncio.run(scenario())
+
+
+def test_a_delay_queued_before_a_retry_after_does_not_run_the_key_sooner() -> None:
+    """A trigger's ``add_after`` (e.g. a coalescing delay of 0.1 s) queued while a pass runs,
+    then the pass meets a 429 with Retry-After 1 s: the earlier delayed entry must not bring the
+    key back before the hold ends."""
+    now = [100.0]
+    queue: WorkQueue[str] = WorkQueue("q", base_delay=0.005, clock=lambda: now[0])
+    queue.add("k")
+    assert asyncio.run(queue.get()) == "k"  # a pass starts
+    queue.add_after("k", 0.1)  # an event's delayed trigger during the pass
+    queue.add_rate_limited("k", at_least=1.0)  # the pass met a 429
+    queue.done("k")
+    now[0] = 100.2
+    queue._promote_due()
+    assert len(queue) == 0 and queue.pending() == 1
+    now[0] = 101.0
+    queue._promote_due()
+    assert len(queue) == 1
