@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from ocm_rollout.sandbox.conversion import WebhookConfig
 from ocm_rollout.sandbox.errors import cause
 from ocm_rollout.sandbox.resources import ResourceType, Version
 from ocm_rollout.sandbox.table import crd_columns
@@ -44,6 +45,7 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
     scope = spec.get("scope")
     if scope not in ("Namespaced", "Cluster"):
         causes.append(cause("FieldValueNotSupported", "spec.scope", f'Unsupported value: "{scope}": supported values: "Cluster", "Namespaced"'))
+    causes.extend(_conversion_causes(spec.get("conversion")))
     versions = spec.get("versions")
     if not isinstance(versions, list) or not versions:
         causes.append(cause("FieldValueRequired", "spec.versions", "Required value"))
@@ -72,6 +74,49 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
             Version(str(vname), schema).schema()
         except Exception as exc:  # SchemaError, or jsonschema's several ways of reporting a malformed schema
             causes.append(cause("FieldValueInvalid", f"{where}.schema.openAPIV3Schema", f"Invalid value: {exc}"))
+    return causes
+
+
+def _conversion_causes(conversion: Any) -> list[dict[str, str]]:
+    """kube-apiserver's checks of ``spec.conversion``."""
+    if conversion is None:
+        return []
+    if not isinstance(conversion, dict):
+        return [cause("FieldValueInvalid", "spec.conversion", "Invalid value: must be an object")]
+    strategy = conversion.get("strategy", "None")
+    webhook = conversion.get("webhook")
+    if strategy not in ("None", "Webhook"):
+        return [cause("FieldValueNotSupported", "spec.conversion.strategy",
+                      f'Unsupported value: "{strategy}": supported values: "None", "Webhook"')]
+    if strategy == "None":
+        if webhook is not None:
+            return [cause("FieldValueForbidden", "spec.conversion.webhook",
+                          "Forbidden: should not be set when strategy is not set to Webhook")]
+        return []
+    if not isinstance(webhook, dict) or not isinstance(webhook.get("clientConfig"), dict):
+        return [cause("FieldValueRequired", "spec.conversion.webhook.clientConfig",
+                      "Required value: required when strategy is set to Webhook")]
+    causes: list[dict[str, str]] = []
+    client = webhook["clientConfig"]
+    if bool(client.get("url")) == bool(client.get("service")):
+        causes.append(cause("FieldValueRequired", "spec.conversion.webhook.clientConfig",
+                            "Required value: exactly one of url or service is required"))
+    url = client.get("url")
+    if isinstance(url, str) and url and not url.startswith("https://"):
+        causes.append(cause("FieldValueInvalid", "spec.conversion.webhook.clientConfig.url",
+                            f'Invalid value: "{url}": \'https\' is the only allowed URL scheme'))
+    if isinstance(client.get("service"), dict):
+        for key in ("namespace", "name"):
+            if not client["service"].get(key):
+                causes.append(cause("FieldValueRequired", f"spec.conversion.webhook.clientConfig.service.{key}",
+                                    "Required value: service " + key + " is required"))
+    reviews = webhook.get("conversionReviewVersions")
+    if not isinstance(reviews, list) or not reviews:
+        causes.append(cause("FieldValueRequired", "spec.conversion.webhook.conversionReviewVersions",
+                            "Required value: must include at least one of v1, v1beta1"))
+    elif not any(v in ("v1", "v1beta1") for v in reviews):
+        causes.append(cause("FieldValueInvalid", "spec.conversion.webhook.conversionReviewVersions",
+                            f"Invalid value: {reviews!r}: must include at least one of v1, v1beta1"))
     return causes
 
 
@@ -105,6 +150,7 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
         builtin=False,
         returns_deleted_object=True,
         has_generation=True,
+        webhook=WebhookConfig.from_crd(spec),
     )
 
 

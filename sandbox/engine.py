@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import contextvars
 import copy
 import json
 import logging
@@ -24,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ocm_rollout.sandbox import builtin, errors, work_webhook
+from ocm_rollout.sandbox.conversion import Converter
 from ocm_rollout.sandbox.crd import DNS_LABEL, crd_status, resource_type_for, validate_crd
 from ocm_rollout.sandbox.errors import ApiError, cause
 from ocm_rollout.sandbox.expiry import EVENT_TTL_SECONDS, Expiry
@@ -45,6 +47,9 @@ SECRET_BUCKET = "/secrets"
 EVENT_BUCKET = "/events"
 MANIFEST_WORK_BUCKET = "work.open-cluster-management.io/manifestworks"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# Set while the server converts an operation's result through a conversion webhook itself: the
+# operation then returns the object as stored.
+STORED_RESULTS: contextvars.ContextVar[bool] = contextvars.ContextVar("stored_results", default=False)
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -99,6 +104,8 @@ class Engine:
         self.event_ttl = EVENT_TTL_SECONDS
         self.clock: Callable[[], float] = time.monotonic
         self.event_expiry: Expiry[Key] = Expiry()
+        # What conversion webhooks answered (CRDs with spec.conversion.strategy Webhook).
+        self.converter = Converter()
         for rt in builtin.builtin_types():
             self._register(rt)
         store.listeners.append(self._observe)
@@ -141,6 +148,8 @@ class Engine:
     # conversion ---------------------------------------------------------------------------------
 
     def to_version(self, rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if rt.webhook is not None and obj.get("apiVersion") != rt.api_version(version):
+            return self.converter.lookup(obj, rt.api_version(version))
         if rt.from_storage is not None:
             out = rt.from_storage(obj)
             out["kind"] = rt.kind
@@ -153,6 +162,8 @@ class Engine:
         return out
 
     def to_storage(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if rt.webhook is not None and obj.get("apiVersion") != rt.api_version(rt.storage_version):
+            return self.converter.lookup(obj, rt.api_version(rt.storage_version))
         if rt.to_storage is not None:
             out = rt.to_storage(obj)
             out["kind"] = self.bucket_types[rt.bucket].kind
@@ -160,6 +171,13 @@ class Engine:
         out = dict(obj)
         out["apiVersion"] = rt.api_version(rt.storage_version)
         return out
+
+    def _result(self, rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """What an operation returns: ``obj`` in ``version``, or as stored while the server
+        converts results itself (``STORED_RESULTS``, for a conversion webhook)."""
+        if STORED_RESULTS.get():
+            return obj
+        return self.to_version(rt, version, obj)
 
     # reads --------------------------------------------------------------------------------------
 
@@ -170,7 +188,7 @@ class Engine:
         return obj
 
     def get(self, rt: ResourceType, version: str, namespace: str, name: str) -> dict[str, Any]:
-        return self.to_version(rt, version, self._current(rt, namespace, name))
+        return self._result(rt, version, self._current(rt, namespace, name))
 
     def list_objects(
         self,
@@ -475,11 +493,11 @@ class Engine:
             else:
                 raise errors.already_exists(rt.group, rt.plural, meta["name"])
         if ctx.dry_run:
-            return self.to_version(rt, version, obj)
+            return self._result(rt, version, obj)
         self.store.write(rt.bucket, ADDED, obj, None)
         if rt.bucket == CRD_BUCKET:
             self._register(resource_type_for(obj))
-        return self.to_version(rt, version, obj)
+        return self._result(rt, version, obj)
 
     def _review(self, rt: ResourceType, version: str, body: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         body.pop("status", None)
@@ -633,16 +651,16 @@ class Engine:
             if _without(stored, *ignored) != _without(current, *ignored):
                 meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if stored == current:
-            return self.to_version(rt, version, current)  # no-op: no new resourceVersion, no event
+            return self._result(rt, version, current)  # no-op: no new resourceVersion, no event
         if ctx.dry_run:
-            return self.to_version(rt, version, stored)
+            return self._result(rt, version, stored)
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._held(rt, stored):
             self._finish_delete(rt, stored, current)
-            return self.to_version(rt, version, stored)
+            return self._result(rt, version, stored)
         self.store.write(rt.bucket, MODIFIED, stored, current)
         if rt.bucket == CRD_BUCKET:
             self._register(resource_type_for(stored))
-        return self.to_version(rt, version, stored)
+        return self._result(rt, version, stored)
 
     def _held(self, rt: ResourceType, obj: dict[str, Any]) -> bool:
         """Whether something besides metadata.finalizers keeps the object (a namespace's spec.finalizers)."""
@@ -699,8 +717,8 @@ class Engine:
                 new = copy.copy(current)
                 new["metadata"] = {**meta, "finalizers": wanted}
                 self.store.write(rt.bucket, MODIFIED, new, current)
-                return self.to_version(rt, version, new), False
-            return self.to_version(rt, version, current), False
+                return self._result(rt, version, new), False
+            return self._result(rt, version, current), False
         if wanted or self._held(rt, current):
             new = copy.copy(current)
             nmeta = dict(meta)
@@ -716,15 +734,15 @@ class Engine:
             if rt.bucket == NAMESPACE_BUCKET:
                 new["status"] = {**(current.get("status") or {}), "phase": "Terminating"}
             if ctx.dry_run:
-                return self.to_version(rt, version, new), False
+                return self._result(rt, version, new), False
             self.store.write(rt.bucket, MODIFIED, new, current)
-            return self.to_version(rt, version, new), False
+            return self._result(rt, version, new), False
         final = copy.copy(current)
         final["metadata"] = dict(meta)
         if ctx.dry_run:
-            return self.to_version(rt, version, final), True
+            return self._result(rt, version, final), True
         self._finish_delete(rt, final, current)
-        return self.to_version(rt, version, final), True
+        return self._result(rt, version, final), True
 
     def _finish_delete(self, rt: ResourceType, final: dict[str, Any], current: dict[str, Any]) -> None:
         final["metadata"] = dict(final["metadata"])
@@ -743,7 +761,8 @@ class Engine:
         options: dict[str, Any],
         ctx: Ctx,
     ) -> list[dict[str, Any]]:
-        result = self.list_objects(rt, version, namespace, labels=labels, fields=fields)
+        listed = rt.storage_version if rt.webhook is not None else version  # only the stored objects are used
+        result = self.list_objects(rt, listed, namespace, labels=labels, fields=fields)
         out = []
         for obj in result.raw:
             m = obj["metadata"]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ocm_rollout.sandbox.conversion import WebhookConfig
 from ocm_rollout.sandbox.schema import CompiledSchema
 
 Cell = Callable[[dict[str, Any]], Any]
@@ -85,6 +86,8 @@ class ResourceType:
     # events.k8s.io/v1 <-> core/v1 events: convert to and from the bucket's stored form.
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # A CRD whose versions a conversion webhook converts (spec.conversion.strategy: Webhook).
+    webhook: WebhookConfig | None = None
 
     def __post_init__(self) -> None:
         if not self.bucket:

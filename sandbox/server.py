@@ -37,7 +37,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from ocm_rollout.sandbox import cluster_trust, errors, openapi, protobuf, token_review
+from ocm_rollout.sandbox import cluster_trust, converting, errors, openapi, protobuf, token_review
 from ocm_rollout.sandbox import tls as tls_module
 from ocm_rollout.sandbox.crd import default_crds, load_crd_files
 from ocm_rollout.sandbox.engine import CRD_BUCKET, Ctx, Engine
@@ -140,8 +140,11 @@ class LocalHub:
         record_requests: bool = False,
         tokens: Mapping[str, str] | None = None,
         tls: bool = True,
+        conversion_webhook: Mapping[str, Any] | None = None,
     ) -> None:
         self.host = host
+        # The clientConfig (url, caBundle) that CRDs converted by a webhook are installed with.
+        self.conversion_webhook = dict(conversion_webhook) if conversion_webhook is not None else None
         self.port = port
         self.data = data
         self.crds = crds
@@ -239,6 +242,7 @@ class LocalHub:
         crd_rt = self.engine.types[("apiextensions.k8s.io", "customresourcedefinitions")]
         ctx = Ctx(internal=True)
         for crd in wanted:
+            crd = self._with_webhook(crd)
             name = (crd.get("metadata") or {}).get("name", "")
             current = self.engine.store.get(CRD_BUCKET, "", name)
             body = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -252,7 +256,18 @@ class LocalHub:
             except ApiError as exc:
                 raise ValueError(f"CRD {name!r} cannot be served: {exc.message}") from exc
 
+    def _with_webhook(self, crd: dict[str, Any]) -> dict[str, Any]:
+        """``crd`` calling the hub's conversion webhook, when it is converted by one."""
+        spec = crd.get("spec") or {}
+        conversion = spec.get("conversion") or {}
+        if self.conversion_webhook is None or conversion.get("strategy") != "Webhook":
+            return crd
+        webhook = {**(conversion.get("webhook") or {}), "clientConfig": dict(self.conversion_webhook)}
+        return {**crd, "spec": {**spec, "conversion": {**conversion, "webhook": webhook}}}
+
     async def stop(self) -> None:
+        if self.engine is not None:
+            await self.engine.converter.close()
         if self.store is not None:
             for w in self.store.all_watchers():
                 w.close()
@@ -680,11 +695,15 @@ class LocalHub:
                 raise errors.bad_request(f'resourceVersionMatch: Unsupported value: "{rvm}"')
             if rvm == "Exact" and q.get("resourceVersion") and q.get("resourceVersion") != str(self.store.rv):
                 raise errors.expired(f"too old resource version: {q.get('resourceVersion')} ({self.store.rv})")
-            result = engine.list_objects(rt, version, ns, labels=labels, fields=fields, limit=limit, cont=q.get("continue"))
+            result = await converting.list_objects(
+                engine, rt, version,
+                lambda v: engine.list_objects(rt, v, ns, labels=labels, fields=fields, limit=limit, cont=q.get("continue")),
+            )
             return self._list_response(request, target, result, fmt)
         if method == "GET":
             assert target.name is not None
-            obj = engine.get(rt, version, ns or "", target.name)
+            name = target.name
+            obj = await converting.run(engine, rt, version, lambda: engine.get(rt, version, ns or "", name))
             stored = self.store.get(rt.bucket, ns or "" if rt.namespaced else "", target.name)
             return self._respond(request, target, obj, 200, Ctx(), fmt, stored=stored)
         ctx = self._ctx(request, user)
@@ -695,13 +714,16 @@ class LocalHub:
             if (rt.group, rt.kind) == ("authentication.k8s.io", "TokenReview"):
                 obj = token_review.review(body, self.users)  # the engine does not know the tokens
             else:
-                obj = engine.create(rt, version, ns or "", body, ctx)
+                obj = await converting.run(engine, rt, version, lambda: engine.create(rt, version, ns or "", body, ctx))
             return self._respond(request, target, obj, 201, ctx, fmt)
         if method == "PUT":
             if target.name is None:
                 raise errors.method_not_allowed()
             body = await self._body(request, ctx, target)
-            obj, created = engine.update(rt, version, ns or "", target.name, body, ctx, subresource=target.subresource)
+            name, sub = target.name, target.subresource
+            obj, created = await converting.run(
+                engine, rt, version, lambda: engine.update(rt, version, ns or "", name, body, ctx, subresource=sub)
+            )
             return self._respond(request, target, obj, 201 if created else 200, ctx, fmt)
         if method == "PATCH":
             if target.name is None:
@@ -713,12 +735,18 @@ class LocalHub:
             patch = _json_body(raw, "the patch") if raw else None
             if patch is None:
                 raise errors.bad_request("the patch body is empty")
-            obj = engine.patch(rt, version, ns or "", target.name, ctype, patch, ctx, subresource=target.subresource)
+            name, sub = target.name, target.subresource
+            obj = await converting.run(
+                engine, rt, version, lambda: engine.patch(rt, version, ns or "", name, ctype, patch, ctx, subresource=sub)
+            )
             return self._respond(request, target, obj, 200, ctx, fmt)
         if method == "DELETE":
             options = await self._delete_options(request)
             if target.name is None:
-                items = engine.delete_collection(rt, version, ns, *_selectors(request, rt), options, ctx)
+                chosen = _selectors(request, rt)
+                items = await converting.run(
+                    engine, rt, version, lambda: engine.delete_collection(rt, version, ns, *chosen, options, ctx)
+                )
                 listing = _listing(target, {"resourceVersion": str(self.store.rv)}, items)
                 if fmt.shape in (META, META_LIST):
                     listing = {**listing, "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{fmt.version}",
@@ -726,7 +754,8 @@ class LocalHub:
                 if fmt.encoding == PROTOBUF:
                     return _json_response(protobuf.encode(listing), 200, ctx.warnings, protobuf.CONTENT_TYPE)
                 return self._json(listing, warnings=ctx.warnings)
-            obj, gone = engine.delete(rt, version, ns or "", target.name, options, ctx)
+            name = target.name
+            obj, gone = await converting.run(engine, rt, version, lambda: engine.delete(rt, version, ns or "", name, options, ctx))
             if gone and not rt.returns_deleted_object:
                 meta = obj.get("metadata", {})
                 status = {
@@ -913,6 +942,7 @@ class LocalHub:
         deadline = time.monotonic() + timeout if timeout else None
         headers_sent = False
         try:
+            await converting.prefill_events(self.engine, target.rt, target.version, first)
             await response.prepare(request)
             chunk = bytearray()
             for kind, ev in first:
@@ -945,7 +975,7 @@ class LocalHub:
         bookmarks: bool,
         headers_sent: bool,
     ) -> None:
-        assert self.store is not None
+        assert self.store is not None and self.engine is not None
         queue = watcher.queue
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
@@ -953,9 +983,12 @@ class LocalHub:
                 # Events are queued when they are committed, so once the queue is drained (no
                 # await in between) every event up to store.rv is in `rest`: only then may the
                 # closing bookmark name store.rv, which a client resumes from.
-                rest, closed = self._drain_queue(target, queue, fmt, include, headers_sent)
+                items, closed = self._take_queued(queue)
+                rv = self.store.rv
+                await converting.prefill_events(self.engine, target.rt, target.version, items)
+                rest = self._encode_items(target, items, fmt, include, headers_sent)
                 if bookmarks and not closed:
-                    rest += self._bookmark(target, self.store.rv, fmt)
+                    rest += self._bookmark(target, rv, fmt)
                 if rest:
                     await response.write(bytes(rest))
                 return
@@ -963,40 +996,51 @@ class LocalHub:
                 item = await asyncio.wait_for(queue.get(), wait) if wait is not None else await queue.get()
             except TimeoutError:
                 continue
-            chunk = bytearray()
-            while True:
-                kind, payload = item
-                if kind == "CLOSE":
-                    if chunk:
-                        await response.write(bytes(chunk))
-                    return
-                if kind == "BOOKMARK":
-                    chunk += self._bookmark(target, int(payload), fmt)
-                else:
-                    chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
-                    headers_sent = True
-                if queue.empty() or len(chunk) > 1 << 20:
-                    break
-                item = queue.get_nowait()
-            await response.write(bytes(chunk))
+            items = [item]
+            while not queue.empty() and len(items) < WATCH_BATCH:
+                items.append(queue.get_nowait())
+            closed = items[-1][0] == "CLOSE"
+            try:
+                await converting.prefill_events(self.engine, target.rt, target.version, items)
+            except ApiError as exc:  # the conversion webhook failed: the watch ends with its error
+                await response.write(self._watch_error(exc.status(), fmt))
+                return
+            chunk = self._encode_items(target, items, fmt, include, headers_sent)
+            headers_sent = headers_sent or any(kind not in ("CLOSE", "BOOKMARK") for kind, _ in items)
+            if chunk:
+                await response.write(bytes(chunk))
+            if closed:
+                return
 
-    def _drain_queue(
-        self, target: _Target, queue: asyncio.Queue[tuple[str, Any]], fmt: Media, include: str, headers_sent: bool
-    ) -> tuple[bytearray, bool]:
-        """Everything queued for a watch, encoded; and whether the queue ends with CLOSE (an
+    @staticmethod
+    def _take_queued(queue: asyncio.Queue[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], bool]:
+        """Everything queued for a watch, up to a CLOSE; and whether there was one (an
         overflowed watcher, whose client must resume from its last event, not a bookmark)."""
-        chunk = bytearray()
+        items: list[tuple[str, Any]] = []
         while not queue.empty():
-            kind, payload = queue.get_nowait()
+            item = queue.get_nowait()
+            if item[0] == "CLOSE":
+                return items, True
+            items.append(item)
+        return items, False
+
+    def _encode_items(
+        self, target: _Target, items: list[tuple[str, Any]], fmt: Media, include: str, headers_sent: bool
+    ) -> bytearray:
+        chunk = bytearray()
+        for kind, payload in items:
             if kind == "CLOSE":
-                return chunk, True
+                break
             if kind == "BOOKMARK":
                 chunk += self._bookmark(target, int(payload), fmt)
             else:
                 chunk += self._encode_event(target, kind, payload, fmt, include, not headers_sent)
                 headers_sent = True
-        return chunk, False
+        return chunk
 
+
+# Watch events encoded and written at once, at most.
+WATCH_BATCH = 512
 
 _CREDENTIALS: dict[str, tls_module.Credentials] = {}
 _CREDENTIALS_LOCK = threading.Lock()
