@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ocm_rollout.sandbox.schema import CompiledSchema
+from ocm_rollout.sandbox.strategy import KindStrategy
 
 Cell = Callable[[dict[str, Any]], Any]
 
@@ -85,6 +86,8 @@ class ResourceType:
     # events.k8s.io/v1 <-> core/v1 events: convert to and from the bucket's stored form.
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Kind-specific defaulting, field resets and validation (RBAC, CSRs): sandbox/strategy.py.
+    strategy: KindStrategy | None = None
 
     def __post_init__(self) -> None:
         if not self.bucket:
