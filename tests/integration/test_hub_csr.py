@@ -277,9 +277,13 @@ def test_protobuf_round_trip(toy_hub: HubThread) -> None:
     got = parse(one(msg, 2))
     assert one(got, 1) == pem and text(got, 7) == SIGNER and got[8] == [86400] and text(got, 2) == "admin"
 
-    approval = json.loads(json.dumps(_read(toy_hub, name)))
-    approval["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "r"}]}
-    assert _post(toy_hub, f"{CSRS}/{name}/approval", approval, method="PUT")[0] == 200
+    # client-go's UpdateApproval: a PUT of the whole object, in protobuf, to /approval
+    rv = text(parse(one(msg, 1)), 6)
+    condition = ld(1, ld(1, "Approved"), ld(6, "True"), ld(2, "r"), ld(4, b""), ld(5, b""))
+    body = envelope("certificates.k8s.io/v1", "CertificateSigningRequest",
+                    ld(1, ld(1, name), ld(6, rv)) + spec + ld(3, condition))
+    approved = http(toy_hub, "PUT", f"{CSRS}/{name}/approval", body=body, headers=CLIENT_GO)
+    assert approved.status == 200, approved.data
     fetched = http(toy_hub, "GET", f"{CSRS}/{name}", headers=CLIENT_GO)
     status = parse(one(unenvelope(fetched.data)[2], 3))
     condition = parse(one(status, 1))
@@ -291,3 +295,35 @@ def test_protobuf_round_trip(toy_hub: HubThread) -> None:
     assert kind == "CertificateSigningRequestList" and len(items[2]) == 1
     stored = _read(toy_hub, name)
     assert base64.b64decode(stored["spec"]["request"]) == pem and stored["spec"]["expirationSeconds"] == 86400
+
+
+def test_protobuf_watch_with_the_signer_selector(toy_hub: HubThread) -> None:
+    """What a client-go informer on CSRs of one signer reads."""
+    signer = f"example.com/{uuid.uuid4().hex[:8]}"
+    name = _name()
+    assert _post(toy_hub, CSRS, _csr(name, signerName=signer))[0] == 201
+    selector = f"spec.signerName%3D{signer}"
+    resp = http(toy_hub, "GET", f"{CSRS}?watch=true&fieldSelector={selector}&sendInitialEvents=true"
+                f"&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=30",
+                headers=CLIENT_GO, stream=True)
+    assert resp.headers["Content-Type"] == f"{PROTOBUF};stream=watch"
+
+    def next_event() -> tuple[str, str, dict[int, list[int | bytes]]]:
+        size = int.from_bytes(resp.read(4), "big")
+        event = parse(resp.read(size))
+        _, kind, obj = unenvelope(one(parse(one(event, 2)), 1))
+        return text(event, 1), kind, obj
+
+    try:
+        kind, what, obj = next_event()
+        assert (kind, what, text(parse(one(obj, 1)), 1)) == ("ADDED", "CertificateSigningRequest", name)
+        assert next_event()[0] == "BOOKMARK"
+        _post(toy_hub, CSRS, _csr(_name()))  # another signer: not seen
+        approval = _read(toy_hub, name)
+        approval["status"] = {"conditions": [{"type": "Approved", "status": "True"}]}
+        assert _post(toy_hub, f"{CSRS}/{name}/approval", approval, method="PUT")[0] == 200
+        kind, _, obj = next_event()
+        condition = parse(one(parse(one(obj, 3)), 1))
+        assert (kind, text(parse(one(obj, 1)), 1), text(condition, 1)) == ("MODIFIED", name, "Approved")
+    finally:
+        resp.release_conn()
