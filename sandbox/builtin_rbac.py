@@ -12,6 +12,7 @@ What kube-apiserver does and the hub does too:
   names a Role or ClusterRole (a ClusterRoleBinding: a ClusterRole) of this API group, and each
   subject is a ServiceAccount (with a namespace in a ClusterRoleBinding), User or Group;
   `roleRef` cannot change (422);
+- a PUT of a missing RBAC object creates it (AllowCreateOnUpdate), not of a ServiceAccount;
 - table columns: roles show NAME and CREATED AT (kube-apiserver's default table), bindings
   NAME, ROLE, AGE and, wide, USERS, GROUPS, SERVICEACCOUNTS; ServiceAccounts NAME, SECRETS, AGE.
 
@@ -287,7 +288,14 @@ def types() -> list[ResourceType]:
             short_names=("sa",),
             strategy=ServiceAccountStrategy(),
         ),
-        kind_type(GROUP, "Role", {"rules": RULES}, [name_column(), _created_at()], strategy=RoleStrategy(True)),
+        kind_type(
+            GROUP,
+            "Role",
+            {"rules": RULES},
+            [name_column(), _created_at()],
+            strategy=RoleStrategy(True),
+            allow_create_on_update=True,
+        ),
         kind_type(
             GROUP,
             "ClusterRole",
@@ -295,6 +303,7 @@ def types() -> list[ResourceType]:
             [name_column(), _created_at()],
             namespaced=False,
             strategy=RoleStrategy(False),
+            allow_create_on_update=True,
         ),
         kind_type(
             GROUP,
@@ -302,6 +311,7 @@ def types() -> list[ResourceType]:
             {"subjects": SUBJECTS, "roleRef": ROLE_REF},
             _binding_columns("roleBinding"),
             strategy=BindingStrategy(True),
+            allow_create_on_update=True,
         ),
         kind_type(
             GROUP,
@@ -310,5 +320,6 @@ def types() -> list[ResourceType]:
             _binding_columns("clusterRoleBinding"),
             namespaced=False,
             strategy=BindingStrategy(False),
+            allow_create_on_update=True,
         ),
     ]

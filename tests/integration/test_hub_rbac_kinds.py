@@ -50,6 +50,15 @@ def test_role_crud_with_a_colon_name_and_label_selector(toy_client: client.ApiCl
     assert [r.metadata.name for r in rbac.list_namespaced_role(toy_namespace).items] == ["open-cluster-management:addon:reader"]
 
 
+def test_put_creates_rbac_objects_but_not_service_accounts(toy_hub: HubThread, toy_namespace: str) -> None:
+    role = {"apiVersion": f"{RBAC}/v1", "kind": "Role", "metadata": {"name": "put-made"}, "rules": []}
+    resp = http(toy_hub, "PUT", f"/apis/{RBAC}/v1/namespaces/{toy_namespace}/roles/put-made", body=role)
+    assert resp.status == 201, resp.data
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "put-made"}}
+    resp = http(toy_hub, "PUT", f"/api/v1/namespaces/{toy_namespace}/serviceaccounts/put-made", body=sa)
+    assert resp.status == 404
+
+
 def test_role_rules_are_validated(toy_client: client.ApiClient, toy_namespace: str) -> None:
     rbac = api("RbacAuthorizationV1Api", toy_client)
     with pytest.raises(client.ApiException) as err:
