@@ -8,22 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ocm_rollout.sandbox.resources import Column, ResourceType, Version
+from ocm_rollout.sandbox import builtin_csr, builtin_rbac
+from ocm_rollout.sandbox.builtin_common import (
+    ANY_OBJECT,
+    BYTE_MAP,
+    I32,
+    STR_MAP,
+    STRING_LIST,
+    B,
+    S,
+)
+from ocm_rollout.sandbox.builtin_common import column as _col
+from ocm_rollout.sandbox.builtin_common import get_path as _get
+from ocm_rollout.sandbox.builtin_common import kind_type as _kind
+from ocm_rollout.sandbox.builtin_common import obj as _object
+from ocm_rollout.sandbox.resources import Column, ResourceType
 from ocm_rollout.sandbox.table import age_column, age_of, name_column
-
-S: dict[str, Any] = {"type": "string"}
-I32: dict[str, Any] = {"type": "integer", "format": "int32"}
-B: dict[str, Any] = {"type": "boolean"}
-STR_MAP: dict[str, Any] = {"type": "object", "additionalProperties": S}
-BYTE_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}}
-META: dict[str, Any] = {"type": "object"}
-ANY_OBJECT: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-STRING_LIST: dict[str, Any] = {"type": "array", "items": S}
-
-
-def _object(**props: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": props}
-
 
 OBJECT_REFERENCE = _object(apiVersion=S, fieldPath=S, kind=S, name=S, namespace=S, resourceVersion=S, uid=S)
 CONDITION_LIST: dict[str, Any] = {
@@ -48,45 +48,6 @@ REVIEW_SPEC = _object(
     extra={"type": "object", "additionalProperties": STRING_LIST},
     uid=S,
 )
-
-
-def _get(obj: dict[str, Any], *path: str) -> Any:
-    cur: Any = obj
-    for p in path:
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(p)
-    return cur
-
-
-def _col(title: str, path: str, type_: str = "string", **options: Any) -> Column:
-    """A column showing the value at a dotted `path` of the object."""
-    keys = path.split(".")
-    return Column(title, type_, lambda o: _get(o, *keys), **options)
-
-
-def _kind(
-    group: str,
-    kind: str,
-    props: dict[str, Any],
-    columns: list[Column],
-    *,
-    namespaced: bool = True,
-    status: bool = False,
-    **options: Any,
-) -> ResourceType:
-    """A built-in kind served at v1 with the schema `props` (besides apiVersion, kind, metadata)."""
-    schema = _object(apiVersion=S, kind=S, metadata=META, **props)
-    return ResourceType(
-        group=group,
-        plural=f"{kind.lower()}s",
-        singular=kind.lower(),
-        kind=kind,
-        list_kind=f"{kind}List",
-        namespaced=namespaced,
-        versions={"v1": Version("v1", schema, storage=True, status=status, columns=columns)},
-        **options,
-    )
 
 
 # Events --------------------------------------------------------------------------------------------
@@ -366,4 +327,6 @@ def builtin_types() -> list[ResourceType]:
             categories=("api-extensions",),
             has_generation=True,
         ),
+        *builtin_rbac.types(),
+        *builtin_csr.types(),
     ]

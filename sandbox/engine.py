@@ -267,6 +267,10 @@ class Engine:
             causes.append(cause("FieldValueRequired", "metadata.name", "Required value: name or generateName is required"))
         elif not isinstance(name, str):
             causes.append(cause("FieldValueInvalid", "metadata.name", "Invalid value: must be a string"))
+        elif rt.strategy is not None and (problems := rt.strategy.name_errors(name)) is not None:
+            causes.extend(
+                cause("FieldValueInvalid", "metadata.name", f"Invalid value: {json.dumps(name)}: {p}") for p in problems
+            )
         elif rt.bucket == NAMESPACE_BUCKET:
             if len(name) > 63 or not DNS_LABEL.match(name):
                 causes.append(
@@ -334,8 +338,10 @@ class Engine:
         obj: dict[str, Any],
         old: dict[str, Any] | None,
         ctx: Ctx,
+        subresource: str | None = None,
     ) -> dict[str, Any]:
-        """Prune, default and validate `obj` against the schema of `version`."""
+        """Prune, default and validate `obj` against the schema of `version` (and the kind's
+        strategy, for the endpoint `subresource`)."""
         schema = rt.versions[version].schema()
         outcome = schema.normalize(obj)
         if outcome.unknown and not ctx.internal:
@@ -354,6 +360,8 @@ class Engine:
         if old is None or _without(new, "metadata", "apiVersion", "kind") != _without(old, "metadata", "apiVersion", "kind"):
             causes.extend(schema.validate(new, old))
         causes.extend(self._kind_checks(rt, new, old))
+        if rt.strategy is not None:
+            causes.extend(rt.strategy.validate(new, old, subresource))
         if causes:
             raise errors.invalid(rt.group, rt.kind, _meta(new).get("name") or "", causes)
         return new
@@ -470,6 +478,10 @@ class Engine:
         if rt.versions[version].status and not rt.builtin:
             body.pop("status", None)
         self._namespace_ok(rt, namespace)
+        if rt.strategy is not None:
+            body = copy.deepcopy(body)
+            rt.strategy.default(body)
+            rt.strategy.prepare_create(body, ctx.user, ctx.groups)
         obj = self._admit(rt, version, body, None, ctx)
         self._validating_webhooks(rt, obj, None)
         self._prepare_kind(rt, obj, None)
@@ -605,7 +617,7 @@ class Engine:
         self._check_kind(rt, version, body)
         old = self.to_version(rt, version, current)
         old_meta = _meta(old)
-        if subresource == "status":
+        if subresource == "status" and rt.strategy is None:
             new = copy.copy(old)
             if "status" in body:
                 new["status"] = body["status"]
@@ -638,7 +650,11 @@ class Engine:
                     meta.pop(k, None)
             meta.pop("selfLink", None)
             new["metadata"] = meta
-        new = self._admit(rt, version, new, old, ctx)
+            if rt.strategy is not None:
+                new = copy.deepcopy(new)
+                rt.strategy.default(new)
+                rt.strategy.prepare_update(new, old, subresource)
+        new = self._admit(rt, version, new, old, ctx, subresource)
         self._validating_webhooks(rt, new, subresource)
         if subresource != "finalize":
             self._prepare_kind(rt, new, old, subresource)

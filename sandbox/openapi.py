@@ -257,8 +257,10 @@ def group_version_doc(group: str, version: str, types: list[ResourceType], serve
             "delete": _op(rt, version, "delete", f"delete{ident}", ["dryRun", "gracePeriodSeconds", "propagationPolicy"],
                           body_ref=DELETE_OPTIONS_REF, response_ref=STATUS_REF, codes=("200", "202")),
         }
-        if v.status:
-            paths[f"{base}/{{name}}/status"] = {"parameters": item_params, **_read_write(rt, version, f"{ident}Status", name)}
+        for sub in rt.subresources(version):
+            if sub != "finalize":  # a namespace's finalize is PUT only, and not in kube's document either
+                ops = _read_write(rt, version, f"{ident}{sub.capitalize()}", name)
+                paths[f"{base}/{{name}}/{sub}"] = {"parameters": item_params, **ops}
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": server_version},

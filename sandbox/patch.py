@@ -161,6 +161,7 @@ def json_patch(target: Any, ops: Any) -> Any:
 MERGE_LISTS: dict[tuple[str, ...], str] = {
     ("metadata", "finalizers"): "",
     ("metadata", "ownerReferences"): "uid",
+    ("secrets",): "name",  # ServiceAccount
 }
 
 

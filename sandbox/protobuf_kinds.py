@@ -111,6 +111,13 @@ NAMESPACE = Message("Namespace", [
     ])),
 ])
 
+LOCAL_OBJECT_REFERENCE = Message("LocalObjectReference", [F(1, "name")])
+SERVICE_ACCOUNT = Message("ServiceAccount", [
+    F(1, "metadata", OBJECT_META), F(2, "secrets", OBJECT_REFERENCE, repeated=True),
+    F(3, "imagePullSecrets", LOCAL_OBJECT_REFERENCE, repeated=True),
+    F(4, "automountServiceAccountToken", BOOL, keep=True),
+])
+
 # events.k8s.io/v1 ---------------------------------------------------------------------------------
 
 EVENT_SERIES = Message("EventSeries", [F(1, "count", INT32, keep=True), F(2, "lastObservedTime", MICROTIME)])
@@ -134,6 +141,47 @@ LEASE = Message("Lease", [
 ])
 CONTROLLER_REVISION = Message("ControllerRevision", [
     F(1, "metadata", OBJECT_META), F(2, "data", RAW_EXTENSION), F(3, "revision", INT64, keep=True),
+])
+
+# rbac.authorization.k8s.io/v1 ----------------------------------------------------------------------
+
+LABEL_SELECTOR = Message("LabelSelector", [
+    F(1, "matchLabels", MapOf("string")), F(2, "matchExpressions", LABEL_SELECTOR_REQUIREMENT, repeated=True),
+])
+POLICY_RULE = Message("PolicyRule", [
+    F(1, "verbs", repeated=True), F(2, "apiGroups", repeated=True), F(3, "resources", repeated=True),
+    F(4, "resourceNames", repeated=True), F(5, "nonResourceURLs", repeated=True),
+])
+SUBJECT = Message("Subject", [F(1, "kind", keep=True), F(2, "apiGroup"), F(3, "name", keep=True), F(4, "namespace")])
+ROLE_REF = Message("RoleRef", [F(1, "apiGroup", keep=True), F(2, "kind", keep=True), F(3, "name", keep=True)])
+ROLE = Message("Role", [F(1, "metadata", OBJECT_META), F(2, "rules", POLICY_RULE, repeated=True)])
+CLUSTER_ROLE = Message("ClusterRole", [
+    F(1, "metadata", OBJECT_META), F(2, "rules", POLICY_RULE, repeated=True),
+    F(3, "aggregationRule", Message("AggregationRule", [F(1, "clusterRoleSelectors", LABEL_SELECTOR, repeated=True)])),
+])
+ROLE_BINDING = Message("RoleBinding", [
+    F(1, "metadata", OBJECT_META), F(2, "subjects", SUBJECT, repeated=True), F(3, "roleRef", ROLE_REF),
+])
+CLUSTER_ROLE_BINDING = Message("ClusterRoleBinding", [
+    F(1, "metadata", OBJECT_META), F(2, "subjects", SUBJECT, repeated=True), F(3, "roleRef", ROLE_REF),
+])
+
+# certificates.k8s.io/v1 ---------------------------------------------------------------------------
+
+CSR_CONDITION = Message("CertificateSigningRequestCondition", [
+    F(1, "type", keep=True), F(6, "status", keep=True), F(2, "reason"), F(3, "message"), F(4, "lastUpdateTime", TIME),
+    F(5, "lastTransitionTime", TIME),
+])
+CERTIFICATE_SIGNING_REQUEST = Message("CertificateSigningRequest", [
+    F(1, "metadata", OBJECT_META),
+    F(2, "spec", Message("CertificateSigningRequestSpec", [
+        F(1, "request", BYTES, keep=True), F(7, "signerName", keep=True), F(8, "expirationSeconds", INT32, keep=True),
+        F(5, "usages", repeated=True), F(2, "username"), F(3, "uid"), F(4, "groups", repeated=True),
+        F(6, "extra", MapOf(string_list("ExtraValue"))),
+    ])),
+    F(3, "status", Message("CertificateSigningRequestStatus", [
+        F(1, "conditions", CSR_CONDITION, repeated=True), F(2, "certificate", BYTES),
+    ])),
 ])
 
 # authorization.k8s.io/v1 and authentication.k8s.io/v1 ---------------------------------------------
@@ -340,6 +388,12 @@ _OBJECTS: dict[tuple[str, str], Message] = {
     ("events.k8s.io/v1", "Event"): EVENT,
     ("coordination.k8s.io/v1", "Lease"): LEASE,
     ("apps/v1", "ControllerRevision"): CONTROLLER_REVISION,
+    ("v1", "ServiceAccount"): SERVICE_ACCOUNT,
+    ("rbac.authorization.k8s.io/v1", "Role"): ROLE,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): CLUSTER_ROLE,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): ROLE_BINDING,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): CLUSTER_ROLE_BINDING,
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): CERTIFICATE_SIGNING_REQUEST,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): CRD,
 }
 _CREATE_ONLY: dict[tuple[str, str], Message] = {

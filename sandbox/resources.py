@@ -12,6 +12,7 @@ from typing import Any
 
 from ocm_rollout.sandbox.conversion import WebhookConfig
 from ocm_rollout.sandbox.schema import CompiledSchema
+from ocm_rollout.sandbox.strategy import KindStrategy
 
 Cell = Callable[[dict[str, Any]], Any]
 
@@ -88,6 +89,8 @@ class ResourceType:
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # A CRD whose versions a conversion webhook converts (spec.conversion.strategy: Webhook).
     webhook: WebhookConfig | None = None
+    # Kind-specific defaulting, field resets and validation (RBAC, CSRs): sandbox/strategy.py.
+    strategy: KindStrategy | None = None
 
     def __post_init__(self) -> None:
         if not self.bucket:
