@@ -159,3 +159,18 @@ def test_each_version_prints_its_own_columns(addon_hub: HubThread, crs: Any) -> 
 
     assert "CRD NAME" in columns(V1ALPHA1)
     assert "DISPLAY NAME" in columns(V1BETA1) and "CRD NAME" not in columns(V1BETA1)
+
+
+def test_openapi_documents_each_version_with_its_own_schema(addon_hub: HubThread) -> None:
+    def mca_spec(version: str) -> set[str]:
+        resp = http(addon_hub, "GET", f"/openapi/v3/apis/{G}/{version}")
+        assert resp.status == 200, resp.data
+        schemas = json.loads(resp.data)["components"]["schemas"]
+        (found,) = [
+            s for s in schemas.values()
+            if s.get("x-kubernetes-group-version-kind") == [{"group": G, "kind": "ManagedClusterAddOn", "version": version}]
+        ]  # fmt: skip
+        return set(found["properties"]["spec"]["properties"])
+
+    assert mca_spec(V1ALPHA1) == {"configs", "installNamespace"}
+    assert mca_spec(V1BETA1) == {"configs"}
