@@ -2,6 +2,7 @@
 shared meta types, the constants users see, and the CRD generator (``ocm_rollout.api.crdgen``).
 
 One module per API group/version: ``cluster_v1``, ``cluster_v1beta1``, ``cluster_v1beta2``,
-``cluster_v1alpha1``, ``work_v1``, ``work_v1alpha1``, ``addon_v1alpha1``. Conventions are
-described in ``ocm_rollout.api.meta``.
+``cluster_v1alpha1``, ``work_v1``, ``work_v1alpha1``, ``addon_v1alpha1``, ``addon_v1beta1``;
+``addon_template`` holds AddOnTemplate in both its versions. ``kinds`` lists every kind with the
+versions it is served in. Conventions are described in ``ocm_rollout.api.meta``.
 """

@@ -26,6 +26,10 @@ CRDS = crdgen.generate_crds()
 FALLBACK: dict[str, dict[str, Any]] = {
     "AddOnDeploymentConfig": {"metadata": {"name": "deploy-config", "namespace": "default"}, "spec": {}},
     "AddOnPlacementScore": {"metadata": {"name": "score", "namespace": "default"}},
+    "AddOnTemplate": {
+        "metadata": {"name": "template"},
+        "spec": {"addonName": "addon", "agentSpec": {"workload": {"manifests": []}}},
+    },
     "ClusterManagementAddOn": {"metadata": {"name": "addon"}, "spec": {}},
     "ManagedCluster": {"metadata": {"name": "cluster1"}, "spec": {"hubAcceptsClient": True}},
     "ManagedClusterAddOn": {"metadata": {"name": "addon", "namespace": "default"}, "spec": {}},
@@ -56,11 +60,13 @@ def _example(kind: str, api_version: str) -> dict[str, Any]:
 
 
 def _cases() -> list[Any]:
+    """Every served version of every kind (the storage version keeps the bare kind as its id)."""
     cases = []
     for crd in CRDS:
         spec = crd["spec"]
-        storage = next(v for v in spec["versions"] if v.get("storage"))
-        cases.append(pytest.param(crd, storage, id=spec["names"]["kind"]))
+        for version in spec["versions"]:
+            name = spec["names"]["kind"] if version.get("storage") else f"{spec['names']['kind']}-{version['name']}"
+            cases.append(pytest.param(crd, version, id=name))
     return cases
 
 
@@ -99,7 +105,8 @@ def test_kubectl_talks_to_the_hub(kubectl: Any) -> None:
 @pytest.mark.parametrize(("crd", "version"), _cases())
 def test_apply_get_patch_delete_every_kind(kubectl: Any, crd: dict[str, Any], version: dict[str, Any], tmp_path: Path) -> None:
     spec = crd["spec"]
-    plural = f"{spec['names']['plural']}.{spec['group']}"
+    # <plural>.<version>.<group>: kubectl reads this version (a bare plural reads the preferred one).
+    plural = f"{spec['names']['plural']}.{version['name']}.{spec['group']}"
     doc = _example(spec["names"]["kind"], f"{spec['group']}/{version['name']}")
     if "status" in version.get("subresources", {}):
         doc.pop("status", None)  # the API drops it; a second apply would re-send it and say "configured"
@@ -134,6 +141,19 @@ def test_apply_get_patch_delete_every_kind(kubectl: Any, crd: dict[str, Any], ve
     kubectl("delete", "-f", str(manifest), "--wait=true", "--timeout=30s")
     gone = kubectl("get", plural, name, *scope, check=False)
     assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+
+def test_short_names_read_add_ons_in_the_preferred_version(kubectl: Any) -> None:
+    cma = {"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+           "metadata": {"name": "preferred"}, "spec": {"addOnMeta": {"displayName": "Preferred"}}}  # fmt: skip
+    kubectl("apply", "-f", "-", stdin=yaml.safe_dump(cma))
+    header, row = kubectl("get", "cma", "preferred").stdout.splitlines()[:2]
+    assert "DISPLAY NAME" in header and "CRD NAME" not in header  # v1beta1's columns
+    assert "Preferred" in row
+    assert kubectl("get", "cma", "preferred", "-o", "jsonpath={.apiVersion}").stdout == "addon.open-cluster-management.io/v1beta1"
+    old = kubectl("get", "clustermanagementaddons.v1alpha1.addon.open-cluster-management.io", "preferred").stdout
+    assert "CRD NAME" in old.splitlines()[0]
+    kubectl("delete", "cma", "preferred")
 
 
 def test_apply_validates_on_the_server(kubectl: Any) -> None:

@@ -126,7 +126,7 @@ def test_crds_print_works_from_the_installed_package(installed: Path, tmp_path: 
     result = run([str(installed / "bin" / "ocm-rollout"), "crds", "print"], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     docs = [d for d in yaml.safe_load_all(result.stdout) if d]
-    assert len(docs) == 11
+    assert len(docs) == 12
     assert {d["kind"] for d in docs} == {"CustomResourceDefinition"}
     assert "manifestworkreplicasets.work.open-cluster-management.io" in {d["metadata"]["name"] for d in docs}
 

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
+from ocm_rollout.api import addon_v1alpha1, addon_v1beta1
 from ocm_rollout.api.addon_v1alpha1 import ClusterManagementAddOn, ManagedClusterAddOn
 from ocm_rollout.api.cluster_v1 import ManagedCluster
 from ocm_rollout.api.cluster_v1alpha1 import RolloutStrategy
 from ocm_rollout.api.cluster_v1beta1 import Placement
 from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet
-from ocm_rollout.api.kinds import ALL_KINDS, model_for, parse_object
+from ocm_rollout.api.kinds import ALL_KINDS, ALL_MODELS, model_for, parse_object
 from ocm_rollout.api.meta import InvalidObject
 from ocm_rollout.api.work_v1 import ManifestWork
 from ocm_rollout.api.work_v1alpha1 import ManifestWorkReplicaSet
@@ -205,9 +206,20 @@ def test_cma_lifecycle_annotation(annotations: dict[str, str], managed: bool) ->
 
 
 def test_registry_knows_every_kind_by_api_version_and_kind() -> None:
-    assert len(ALL_KINDS) == 11
-    for kind in ALL_KINDS:
+    assert len(ALL_KINDS) == 12
+    assert len(ALL_MODELS) == 16
+    for kind in ALL_MODELS:
         assert model_for(kind.KIND.api_version, kind.KIND.kind) is kind
+
+
+def test_parse_object_reads_each_served_version_with_its_own_model() -> None:
+    body = {"kind": "ManagedClusterAddOn", "metadata": {"name": "a", "namespace": "c1"}, "spec": {}}
+    old = parse_object({**body, "apiVersion": "addon.open-cluster-management.io/v1alpha1"})
+    new = parse_object({**body, "apiVersion": "addon.open-cluster-management.io/v1beta1"})
+    assert isinstance(old, addon_v1alpha1.ManagedClusterAddOn)
+    assert isinstance(new, addon_v1beta1.ManagedClusterAddOn)
+    assert old.to_wire()["spec"] == {"installNamespace": "open-cluster-management-agent-addon"}
+    assert new.to_wire()["spec"] == {}
 
 
 def test_parse_object_picks_the_model_from_type_meta() -> None:

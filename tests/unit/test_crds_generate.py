@@ -11,8 +11,9 @@ import jsonschema
 import pytest
 import yaml
 
-from ocm_rollout.api import crdgen
-from ocm_rollout.api.kinds import ALL_KINDS
+from ocm_rollout.api import addon_v1alpha1, addon_v1beta1, crdgen
+from ocm_rollout.api.cluster_v1beta1 import Placement
+from ocm_rollout.api.kinds import ALL_KINDS, SERVED_KINDS, ServedKind
 from ocm_rollout.cli import main as cli
 from tests.unit.helpers import schema_nodes
 
@@ -21,12 +22,19 @@ CRDS = crdgen.generate_crds()
 
 
 def schema_of(crd: dict[str, Any]) -> dict[str, Any]:
+    """The schema of the CRD's storage version (listed first)."""
     schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return schema
 
 
 def crd_id(crd: dict[str, Any]) -> str:
     return str(crd["spec"]["names"]["kind"])
+
+
+# The schema of every served version of every CRD, by "<kind>/<version>".
+SCHEMAS: dict[str, dict[str, Any]] = {
+    f"{crd_id(crd)}/{v['name']}": v["schema"]["openAPIV3Schema"] for crd in CRDS for v in crd["spec"]["versions"]
+}
 
 
 def test_committed_crds_are_byte_identical_to_a_fresh_generation() -> None:
@@ -41,7 +49,7 @@ def test_generation_is_deterministic() -> None:
 def test_one_crd_per_kind_in_group_then_plural_order() -> None:
     keys = [(c["spec"]["group"], c["spec"]["names"]["plural"]) for c in CRDS]
     assert keys == sorted(keys)
-    assert len(CRDS) == len(ALL_KINDS) == 11
+    assert len(CRDS) == len(ALL_KINDS) == len(SERVED_KINDS) == 12
 
 
 def test_file_names_follow_group_and_plural() -> None:
@@ -50,7 +58,7 @@ def test_file_names_follow_group_and_plural() -> None:
 
 def test_generate_writes_files_that_check_accepts(tmp_path: Path) -> None:
     written = crdgen.write_all(tmp_path)
-    assert len(written) == 11
+    assert len(written) == 12
     assert crdgen.check_dir(tmp_path) == []
     assert crdgen.write_all(tmp_path) == []
 
@@ -88,9 +96,9 @@ def test_cli_print_writes_every_crd_as_one_stream(capsys: pytest.CaptureFixture[
     assert [d for d in docs if d] == CRDS
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=crd_id)
-def test_schema_is_structural(crd: dict[str, Any]) -> None:
-    for path, node in schema_nodes(schema_of(crd)):
+@pytest.mark.parametrize("version", sorted(SCHEMAS))
+def test_schema_is_structural(version: str) -> None:
+    for path, node in schema_nodes(SCHEMAS[version]):
         assert "$ref" not in node, path
         assert "oneOf" not in node and "allOf" not in node and "not" not in node, path
         if node.get("x-kubernetes-int-or-string"):
@@ -103,35 +111,35 @@ def test_schema_is_structural(crd: dict[str, Any]) -> None:
             assert "items" in node, path
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=crd_id)
-def test_top_level_metadata_is_only_typed(crd: dict[str, Any]) -> None:
-    props = schema_of(crd)["properties"]
+@pytest.mark.parametrize("version", sorted(SCHEMAS))
+def test_top_level_metadata_is_only_typed(version: str) -> None:
+    props = SCHEMAS[version]["properties"]
     assert props["metadata"] == {"type": "object"}
     assert props["apiVersion"]["type"] == props["kind"]["type"] == "string"
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=crd_id)
-def test_list_map_keys_are_required_or_defaulted(crd: dict[str, Any]) -> None:
-    for path, node in schema_nodes(schema_of(crd)):
+@pytest.mark.parametrize("version", sorted(SCHEMAS))
+def test_list_map_keys_are_required_or_defaulted(version: str) -> None:
+    for path, node in schema_nodes(SCHEMAS[version]):
         for key in node.get("x-kubernetes-list-map-keys", []):
             item = node["items"]
             assert key in item.get("required", []) or "default" in item["properties"][key], f"{path} {key}"
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=crd_id)
-def test_defaults_satisfy_their_own_schema(crd: dict[str, Any]) -> None:
-    for path, node in schema_nodes(schema_of(crd)):
+@pytest.mark.parametrize("version", sorted(SCHEMAS))
+def test_defaults_satisfy_their_own_schema(version: str) -> None:
+    for path, node in schema_nodes(SCHEMAS[version]):
         if "default" in node:
             schema = crdgen.to_json_schema({k: v for k, v in node.items() if k != "default"})
             jsonschema.validate(crdgen.apply_defaults(node, node["default"]), schema)
             assert path
 
 
-@pytest.mark.parametrize("crd", CRDS, ids=crd_id)
-def test_every_field_has_a_description(crd: dict[str, Any]) -> None:
+@pytest.mark.parametrize("version", sorted(SCHEMAS))
+def test_every_field_has_a_description(version: str) -> None:
     missing = [
         path
-        for path, node in schema_nodes(schema_of(crd))
+        for path, node in schema_nodes(SCHEMAS[version])
         if path not in ("", ".metadata") and not path.endswith(("[]", "{}")) and "description" not in node
     ]
     assert missing == []
@@ -148,9 +156,60 @@ def test_manifests_are_embedded_resources_kept_as_given() -> None:
     }
 
 
-def test_status_subresource_everywhere_but_addon_deployment_config() -> None:
-    without = [crd_id(c) for c in CRDS if "subresources" not in c["spec"]["versions"][0]]
-    assert without == ["AddOnDeploymentConfig"]
+def test_status_subresource_everywhere_but_addon_deployment_config_and_template() -> None:
+    without = sorted({crd_id(c) for c in CRDS for v in c["spec"]["versions"] if "subresources" not in v})
+    assert without == ["AddOnDeploymentConfig", "AddOnTemplate"]
+
+
+def test_every_version_is_served_and_the_first_is_the_only_one_stored() -> None:
+    for crd in CRDS:
+        versions = crd["spec"]["versions"]
+        assert all(v["served"] for v in versions), crd_id(crd)
+        assert [v["storage"] for v in versions] == [True] + [False] * (len(versions) - 1), crd_id(crd)
+        assert "conversion" not in crd["spec"], crd_id(crd)
+
+
+def test_add_on_kinds_are_served_in_v1alpha1_then_v1beta1() -> None:
+    multi = {crd_id(c): [v["name"] for v in c["spec"]["versions"]] for c in CRDS if len(c["spec"]["versions"]) > 1}
+    assert multi == {
+        kind: ["v1alpha1", "v1beta1"]
+        for kind in ("AddOnDeploymentConfig", "AddOnTemplate", "ClusterManagementAddOn", "ManagedClusterAddOn")
+    }
+
+
+def test_each_version_has_its_own_printer_columns() -> None:
+    cma = next(c for c in CRDS if crd_id(c) == "ClusterManagementAddOn")
+    names = [[col["name"] for col in v["additionalPrinterColumns"]] for v in cma["spec"]["versions"]]
+    assert names == [["DISPLAY NAME", "CRD NAME"], ["DISPLAY NAME"]]
+
+
+def test_crd_for_a_model_of_any_version_gives_the_whole_kind() -> None:
+    assert crdgen.crd_for(addon_v1beta1.ManagedClusterAddOn) == crdgen.crd_for(addon_v1alpha1.ManagedClusterAddOn)
+    assert crdgen.crd_for(Placement) == next(c for c in CRDS if crd_id(c) == "Placement")
+
+
+def test_a_served_kind_rejects_versions_of_another_kind_or_twice_the_same() -> None:
+    with pytest.raises(ValueError, match="is not a version of"):
+        ServedKind(addon_v1alpha1.ManagedClusterAddOn, (addon_v1beta1.ClusterManagementAddOn,))
+    with pytest.raises(ValueError, match="given twice"):
+        ServedKind(addon_v1alpha1.ManagedClusterAddOn, (addon_v1alpha1.ManagedClusterAddOn,))
+
+
+def test_objects_validate_against_the_schema_of_their_own_version() -> None:
+    mca = {"kind": "ManagedClusterAddOn", "metadata": {"name": "a", "namespace": "c1"}, "spec": {"installNamespace": "x"}}
+    assert crdgen.crd_errors({**mca, "apiVersion": "addon.open-cluster-management.io/v1alpha1"}, strict=True) == []
+    errors = crdgen.crd_errors({**mca, "apiVersion": "addon.open-cluster-management.io/v1beta1"}, strict=True)
+    assert any("installNamespace" in e for e in errors)
+    template = {
+        "apiVersion": "addon.open-cluster-management.io/v1beta1",
+        "kind": "AddOnTemplate",
+        "metadata": {"name": "t"},
+        "spec": {"addonName": "a", "agentSpec": {}},
+    }
+    assert crdgen.crd_errors(template, strict=True) == []
+    assert crdgen.crd_errors({**template, "apiVersion": "addon.open-cluster-management.io/v2"}) == [
+        "<object>: no CRD for addon.open-cluster-management.io/v2/AddOnTemplate"
+    ]
 
 
 def test_progress_deadline_and_thresholds_use_ocms_rules() -> None:

@@ -1,7 +1,8 @@
-"""Our generated CRDs against OCM's own (../shared/reference/ocm-crds): same names, scope,
-printer columns, and for every property path both define the same type, format, enum, default,
-patterns, bounds and list/map semantics. OCM paths we do not model are listed (informational).
-Skipped when the reference folder is absent."""
+"""Our generated CRDs against OCM's own (../shared/reference/ocm-crds): same names and scope, the
+same versions in the same order with the same served/storage flags, and for every served version
+the same printer columns, subresources, and for every property path the same type, format, enum,
+default, patterns, bounds and list/map semantics. OCM paths we do not model are listed
+(informational). Skipped when the reference folder is absent."""
 
 from __future__ import annotations
 
@@ -47,39 +48,39 @@ _NO_TYPE_DEFAULT = (
     "default of the whole rolloutStrategy object still sets type All"
 )
 
-# Deliberate differences, each with its reason.
-KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {
-    ("ManifestWorkReplicaSet", "", "required"): (
-        "spec is required: a ManifestWorkReplicaSet without placementRefs cannot do anything"
-    ),
-    ("ManifestWorkReplicaSet", ".spec.placementRefs[].rolloutStrategy.type", "default"): _NO_TYPE_DEFAULT,
-    (
-        "ClusterManagementAddOn",
-        ".spec.installStrategy.placements[].rolloutStrategy.type",
-        "default",
-    ): _NO_TYPE_DEFAULT,
-}
-
 _OLDER_SPELLING = (
     "rolloutType, the older spelling of type in OCM's documentation (the seed's ManifestWorkReplicaSet "
     "example), is accepted and read as type instead of being pruned (which silently rolled out to All)"
 )
-
-# Paths we define and OCM's CRD does not, each with its reason.
 _ROLLBACK = "revision history and rollback, with OCM enhancement 229's names (not in OCM's API yet)"
-EXTRA_PATHS: dict[tuple[str, str], str] = {
-    ("ManifestWorkReplicaSet", ".spec.placementRefs[].rolloutStrategy.rolloutType"): _OLDER_SPELLING,
-    ("ClusterManagementAddOn", ".spec.installStrategy.placements[].rolloutStrategy.rolloutType"): _OLDER_SPELLING,
-    ("ManifestWorkReplicaSet", ".spec.placementRefs[].rolloutStrategy.failureStrategy"): _ROLLBACK,
-    ("ClusterManagementAddOn", ".spec.installStrategy.placements[].rolloutStrategy.failureStrategy"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".spec.revisionHistoryLimit"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".status.currentRevision"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".status.updateRevision"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".status.collisionCount"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".status.abortedTime"): _ROLLBACK,
-    ("ManifestWorkReplicaSet", ".spec.paused"): (
+# ClusterManagementAddOn v1beta1 places the same cluster.open-cluster-management.io/v1alpha1
+# RolloutStrategy as v1alpha1, so each of its rollout-strategy deviations holds in both versions.
+_CMA_VERSIONS = ("v1alpha1", "v1beta1")
+_CMA_STRATEGY = ".spec.installStrategy.placements[].rolloutStrategy"
+
+# Deliberate differences, each with its reason, keyed by (kind, version, path, schema key).
+KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
+    ("ManifestWorkReplicaSet", "v1alpha1", "", "required"): (
+        "spec is required: a ManifestWorkReplicaSet without placementRefs cannot do anything"
+    ),
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.placementRefs[].rolloutStrategy.type", "default"): _NO_TYPE_DEFAULT,
+    **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.type", "default"): _NO_TYPE_DEFAULT for v in _CMA_VERSIONS},
+}
+
+# Paths we define and OCM's CRD does not, each with its reason, keyed by (kind, version, path).
+EXTRA_PATHS: dict[tuple[str, str, str], str] = {
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.placementRefs[].rolloutStrategy.rolloutType"): _OLDER_SPELLING,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.placementRefs[].rolloutStrategy.failureStrategy"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.revisionHistoryLimit"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".status.currentRevision"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".status.updateRevision"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".status.collisionCount"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".status.abortedTime"): _ROLLBACK,
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.paused"): (
         "pause and resume (ours; OCM has none): while true no work is written or deleted"
     ),
+    **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.rolloutType"): _OLDER_SPELLING for v in _CMA_VERSIONS},
+    **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.failureStrategy"): _ROLLBACK for v in _CMA_VERSIONS},
 }
 
 
@@ -94,88 +95,107 @@ def reference_crds() -> dict[str, dict[str, Any]]:
 
 
 OURS = {crd["spec"]["names"]["kind"]: crd for crd in crdgen.generate_crds()}
+# Every (kind, version) we serve, in CRD order.
+SERVED = [(kind, v["name"]) for kind in sorted(OURS) for v in OURS[kind]["spec"]["versions"]]
 
 
-def pair(kind: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
-    ours = OURS[kind]
-    theirs = reference_crds()[kind]
-    version = ours["spec"]["versions"][0]
-    matching = [v for v in theirs["spec"]["versions"] if v["name"] == version["name"]]
-    assert matching, f"OCM does not serve {kind} {version['name']}"
-    return ours, theirs, version, matching[0]
+def pair(kind: str, version: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Our and OCM's ``spec.versions`` entry of one version of a kind."""
+    ours = [v for v in OURS[kind]["spec"]["versions"] if v["name"] == version]
+    theirs = [v for v in reference_crds()[kind]["spec"]["versions"] if v["name"] == version]
+    assert ours, f"we do not serve {kind} {version}"
+    assert theirs, f"OCM does not serve {kind} {version}"
+    return ours[0], theirs[0]
+
+
+def nodes(version: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(schema_nodes(version["schema"]["openAPIV3Schema"]))
+
+
+def facts(node: dict[str, Any], key: str) -> Any:
+    value = node.get(key)
+    return sorted(value or []) if key == "required" else value
 
 
 @pytest.mark.parametrize("kind", sorted(OURS))
-def test_names_scope_and_subresources_match_ocm(kind: str) -> None:
-    ours, theirs, version, ref_version = pair(kind)
+def test_names_and_scope_match_ocm(kind: str) -> None:
+    ours, theirs = OURS[kind], reference_crds()[kind]
     assert ours["metadata"]["name"] == theirs["metadata"]["name"]
     assert ours["spec"]["group"] == theirs["spec"]["group"]
     assert ours["spec"]["names"] == theirs["spec"]["names"]
     assert ours["spec"]["scope"] == theirs["spec"]["scope"]
-    assert version.get("subresources") == ref_version.get("subresources")
 
 
 @pytest.mark.parametrize("kind", sorted(OURS))
-def test_printer_columns_match_ocm(kind: str) -> None:
-    _, _, version, ref_version = pair(kind)
+def test_versions_served_and_stored_in_ocms_order(kind: str) -> None:
+    def flags(crd: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(v["name"], v.get("served"), v.get("storage"), v.get("deprecated", False)) for v in crd["spec"]["versions"]]
+
+    assert flags(OURS[kind]) == flags(reference_crds()[kind])
+    # Conversion: strategy None (no stanza) on both sides until a conversion webhook exists.
+    assert OURS[kind]["spec"].get("conversion") == reference_crds()[kind]["spec"].get("conversion")
+
+
+@pytest.mark.parametrize(("kind", "version"), SERVED)
+def test_subresources_match_ocm(kind: str, version: str) -> None:
+    ours, theirs = pair(kind, version)
+    # An empty `subresources: {}` (OCM's AddOnTemplate) enables nothing: the same as none.
+    assert (ours.get("subresources") or None) == (theirs.get("subresources") or None)
+
+
+@pytest.mark.parametrize(("kind", "version"), SERVED)
+def test_printer_columns_match_ocm(kind: str, version: str) -> None:
+    ours, theirs = pair(kind, version)
 
     def columns(v: dict[str, Any]) -> list[tuple[Any, ...]]:
         return [(c["name"], c["type"], c["jsonPath"], c.get("priority")) for c in v.get("additionalPrinterColumns", [])]
 
-    assert columns(version) == columns(ref_version)
+    assert columns(ours) == columns(theirs)
 
 
-@pytest.mark.parametrize("kind", sorted(OURS))
-def test_shared_paths_have_ocms_types_and_rules(kind: str) -> None:
-    _, _, version, ref_version = pair(kind)
-    ours = dict(schema_nodes(version["schema"]["openAPIV3Schema"]))
-    theirs = dict(schema_nodes(ref_version["schema"]["openAPIV3Schema"]))
+@pytest.mark.parametrize(("kind", "version"), SERVED)
+def test_shared_paths_have_ocms_types_and_rules(kind: str, version: str) -> None:
+    ours, theirs = (nodes(v) for v in pair(kind, version))
     differences = []
     for path in sorted(set(ours) & set(theirs)):
         for key in (*COMPARED, "required"):
-            mine, ocm = ours[path].get(key), theirs[path].get(key)
-            if key == "required":
-                mine, ocm = sorted(mine or []), sorted(ocm or [])
-            if mine != ocm and (kind, path, key) not in KNOWN_DIFFERENCES:
+            mine, ocm = facts(ours[path], key), facts(theirs[path], key)
+            if mine != ocm and (kind, version, path, key) not in KNOWN_DIFFERENCES:
                 differences.append(f"{path} {key}: ours={mine!r} OCM={ocm!r}")
     assert differences == []
 
 
-@pytest.mark.parametrize("kind", sorted(OURS))
-def test_we_model_no_path_ocm_lacks(kind: str) -> None:
-    _, _, version, ref_version = pair(kind)
-    ours = {p for p, _ in schema_nodes(version["schema"]["openAPIV3Schema"])}
-    theirs = {p for p, _ in schema_nodes(ref_version["schema"]["openAPIV3Schema"])}
-    allowed = {path for known_kind, path in EXTRA_PATHS if known_kind == kind}
+@pytest.mark.parametrize(("kind", "version"), SERVED)
+def test_we_model_no_path_ocm_lacks(kind: str, version: str) -> None:
+    ours, theirs = (set(nodes(v)) for v in pair(kind, version))
+    allowed = {path for k, v, path in EXTRA_PATHS if (k, v) == (kind, version)}
     assert sorted(ours - theirs - allowed) == []
     # Every allowed extra path is still one we define and OCM lacks (no stale entries).
     assert sorted(allowed - (ours - theirs)) == []
 
 
+def test_every_listed_difference_names_a_served_version() -> None:
+    keys = [key[:2] for key in KNOWN_DIFFERENCES] + [key[:2] for key in EXTRA_PATHS]
+    assert sorted(set(keys) - set(SERVED)) == []
+
+
 def test_known_differences_are_still_differences() -> None:
     stale = []
-    for kind, path, key in KNOWN_DIFFERENCES:
-        _, _, version, ref_version = pair(kind)
-        ours = dict(schema_nodes(version["schema"]["openAPIV3Schema"])).get(path, {})
-        theirs = dict(schema_nodes(ref_version["schema"]["openAPIV3Schema"])).get(path, {})
-        mine, ocm = ours.get(key), theirs.get(key)
-        if key == "required":
-            mine, ocm = sorted(mine or []), sorted(ocm or [])
-        if mine == ocm:
-            stale.append((kind, path, key))
+    for kind, version, path, key in KNOWN_DIFFERENCES:
+        ours, theirs = (nodes(v).get(path, {}) for v in pair(kind, version))
+        if facts(ours, key) == facts(theirs, key):
+            stale.append((kind, version, path, key))
     assert stale == []
 
 
 def test_list_ocm_paths_not_modelled_yet(capsys: pytest.CaptureFixture[str]) -> None:
     lines = []
-    for kind in sorted(OURS):
-        _, _, version, ref_version = pair(kind)
-        ours = {p for p, _ in schema_nodes(version["schema"]["openAPIV3Schema"])}
-        theirs = [p for p, _ in schema_nodes(ref_version["schema"]["openAPIV3Schema"])]
+    for kind, version in SERVED:
+        ours, theirs = (nodes(v) for v in pair(kind, version))
         missing = [p for p in theirs if p not in ours]
         # Report only the top of each missing subtree.
         tops = [p for p in missing if not any(p != q and p.startswith(q) and p[len(q)] in ".[{" for q in missing)]
-        lines.extend(f"  {kind} {version['name']}: {p}" for p in tops)
+        lines.extend(f"  {kind} {version}: {p}" for p in tops)
     with capsys.disabled():
         print("\nOCM schema paths not modelled (informational):")
         print("\n".join(lines) if lines else "  none")
