@@ -371,7 +371,8 @@ def test_a_missing_template_is_manifest_applied_false() -> None:
     applied = find_condition(plan.status["conditions"], "ManifestApplied")
     assert applied is not None and (applied["status"], applied["reason"]) == ("False", "ManifestWorkApplyFailed")
     assert "registrations" not in plan.status
-    unclosed = template({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "{{X"}})
+    # An unclosed tag (the JSON's own "}}" would close it: the last value is a string here).
+    unclosed = template({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "note": "{{X"})
     failed = plan_deploy_work(mca(), cma(), SERVED, {ADC_KEY: adc()}, None, templates={"hello-template-v1": unclosed})
     assert failed.failure is not None and "Cannot find end tag" in failed.failure
 
