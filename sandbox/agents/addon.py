@@ -13,7 +13,9 @@ MCA of a registered add-on (a ClusterManagementAddOn, CMA, of the same name):
   ``{"<resource>[.<group>]/<namespace>/<name>": "<specHash>"}`` of the MCA's
   ``status.configReferences[].desiredConfig`` (as the framework's ``ConfigsToMap``: an item without
   a desiredConfig is left out, an empty hash is kept as ``""``; no annotation when there are no
-  configReferences). Its manifests are the agent (``addon_agent``).
+  configReferences). Its manifests are the agent (``addon_agent``); a template add-on's are
+  rendered from its AddOnTemplate (``addon_template``), once its ``Configured`` is True, with the
+  template's ``manifestConfigs``, and its MCA gets ``registrations`` and ``namespace`` from it.
 - The work is written once every configReferences item of a supported type has a desired hash;
   with no configReferences yet, a lifecycle-managed add-on that names configs of a supported type
   (CMA defaults, Placements configs, MCA ``spec.configs``) waits for the add-on manager to set

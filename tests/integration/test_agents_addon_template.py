@@ -182,3 +182,35 @@ def test_a_hub_without_addontemplates_has_no_templates(start_sim: Any, api: Api)
         "False", "ManifestWorkApplyFailed",
         f"failed to get manifest from agent interface: addon cluster1/{ADDON} template not found in status",
     )  # fmt: skip
+
+
+def test_with_the_addon_manager_the_example_ends_available(tmp_path: Path) -> None:
+    """The whole path: our add-on manager hashes the AddOnTemplate and the ADC into the MCA's
+    configReferences and says Configured; the simulated framework renders the template."""
+    from tests.integration.test_addon_env import AddonEnv
+
+    env = AddonEnv(tmp_path)
+    try:
+        api = env.api
+        serve_addontemplates(api)
+        env.simulate(1, {})
+        env.operator.start()
+        apply_example(api)
+
+        def rendered() -> JSON | None:
+            found = available(api)
+            work = api.get_or_none(MANIFEST_WORKS, WORK_NAME, "cluster1")
+            return found if found is not None and work is not None else None
+
+        ready = wait_until(rendered, timeout=60, message="the template add-on Available")
+        refs = {r["resource"]: r for r in ready["status"]["configReferences"]}
+        template_hash = refs["addontemplates"]["desiredConfig"]["specHash"]
+        assert template_hash
+        work = api.get(MANIFEST_WORKS, WORK_NAME, "cluster1")
+        hashes = json.loads(work["metadata"]["annotations"]["open-cluster-management.io/config-spec-hash"])
+        assert hashes["addontemplates.addon.open-cluster-management.io//hello-template"] == template_hash
+        deployment = work["spec"]["workload"]["manifests"][3]
+        assert "--log-level=debug" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert ready["status"]["registrations"][0]["signerName"] == "kubernetes.io/kube-apiserver-client"
+    finally:
+        env.close()
