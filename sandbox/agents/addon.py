@@ -14,8 +14,8 @@ MCA of a registered add-on (a ClusterManagementAddOn, CMA, of the same name):
   ``status.configReferences[].desiredConfig`` (as the framework's ``ConfigsToMap``: an item without
   a desiredConfig is left out, an empty hash is kept as ``""``; no annotation when there are no
   configReferences). Its manifests are the agent (``addon_agent``); a template add-on's are
-  rendered from its AddOnTemplate (``addon_template``), once its ``Configured`` is True, with the
-  template's ``manifestConfigs``, and its MCA gets ``registrations`` and ``namespace`` from it.
+  rendered from its AddOnTemplate (``addon_template``), once its ``Configured`` is True, with
+  ``manifestConfigs`` and ``deleteOption`` as the framework builds them, and its MCA gets ``registrations`` and ``namespace`` from it.
 - The work is written once every configReferences item of a supported type has a desired hash;
   with no configReferences yet, a lifecycle-managed add-on that names configs of a supported type
   (CMA defaults, Placements configs, MCA ``spec.configs``) waits for the add-on manager to set
@@ -55,9 +55,9 @@ from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
 from ocm_rollout.sandbox.agents.addon_template import (
     TemplateError,
+    deploy_work_spec,
     desired_template,
     is_template_addon,
-    manifest_configs,
     registration_namespace,
     registrations,
     render_manifests,
@@ -305,9 +305,7 @@ def plan_deploy_work(
             manifests = render_manifests(addon, namespace, cluster, template, deployment_config)
         except TemplateError as exc:
             return DeployPlan(failure=manifest_failure(str(exc)))
-        spec = {"workload": {"manifests": manifests}}
-        if manifest_configs(template):
-            spec["manifestConfigs"] = manifest_configs(template)
+        spec = deploy_work_spec(manifests, template)
     else:
         spec = {"workload": {"manifests": agent_manifests(addon, agent_values(mca, deployment_config), annotation)}}
     if work is None:
@@ -325,8 +323,9 @@ def plan_deploy_work(
         "annotations": {names.CONFIG_SPEC_HASH_ANNOTATION: annotation},
         "ownerReferences": owners,
     }
-    if "manifestConfigs" not in spec and (work.get("spec") or {}).get("manifestConfigs") is not None:
-        spec["manifestConfigs"] = None  # merge patch: drop the previous template's
+    for key in ("manifestConfigs", "deleteOption"):  # merge patch: drop what the previous render had
+        if key not in spec and (work.get("spec") or {}).get(key) is not None:
+            spec[key] = None
     return DeployPlan(patch={"metadata": patch_meta, "spec": spec})
 
 

@@ -16,7 +16,9 @@ from ocm_rollout.sandbox.agents.addon import addon_status, plan_addon, plan_depl
 from ocm_rollout.sandbox.agents.addon_index import AddonIndex
 from ocm_rollout.sandbox.agents.addon_template import (
     TemplateError,
+    deploy_work_spec,
     desired_template,
+    guess_resource,
     is_template_addon,
     override_image,
     registration_namespace,
@@ -348,10 +350,42 @@ def test_the_deploy_work_of_a_template_addon() -> None:
         "addondeploymentconfigs.addon.open-cluster-management.io/open-cluster-management/deploy-config": "a-hash",
     }
     assert body["spec"]["workload"]["manifests"] == render(tpl, config)
-    assert body["spec"]["manifestConfigs"] == tpl["spec"]["agentSpec"]["manifestConfigs"]
+    assert body["spec"]["manifestConfigs"] == [
+        {"resourceIdentifier": {"group": "apps", "resource": "deployments", "name": "hello-template-agent",
+                                "namespace": "default"},
+         "feedbackRules": [{"type": "WellKnownStatus"}]},
+        *tpl["spec"]["agentSpec"]["manifestConfigs"],
+    ]  # fmt: skip
+    assert "deleteOption" not in body["spec"]
     status = plan.status
     assert status is not None and status["namespace"] == "default"
     assert [r["signerName"] for r in status["registrations"]] == ["kubernetes.io/kube-apiserver-client"]
+
+
+def test_the_work_spec_merges_manifest_configs_leaves_hooks_out_and_orphans_annotated_objects() -> None:
+    hook = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "cleanup", "namespace": "default",
+            "annotations": {"addon.open-cluster-management.io/addon-pre-delete": ""}}}  # fmt: skip
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {
+        "name": "keep", "namespace": "default", "annotations": {"addon.open-cluster-management.io/deletion-orphan": ""}}}
+    identifier = {"group": "apps", "resource": "deployments", "name": "hello-template-agent", "namespace": "default"}
+    tpl = template(deployment(), hook, policy, manifestConfigs=[{
+        "resourceIdentifier": identifier,
+        "feedbackRules": [{"type": "WellKnownStatus"},
+                          {"type": "JSONPaths", "jsonPaths": [{"name": "ready", "path": ".status.readyReplicas"}]}],
+        "updateStrategy": {"type": "ServerSideApply"},
+    }])  # fmt: skip
+    spec = deploy_work_spec(render(tpl), tpl)
+    assert [m["kind"] for m in spec["workload"]["manifests"]] == ["Deployment", "NetworkPolicy"]
+    assert spec["manifestConfigs"] == [{
+        "resourceIdentifier": identifier,
+        "feedbackRules": [{"type": "WellKnownStatus"},
+                          {"type": "JSONPaths", "jsonPaths": [{"name": "ready", "path": ".status.readyReplicas"}]}],
+        "updateStrategy": {"type": "ServerSideApply"},
+    }]  # fmt: skip
+    assert spec["deleteOption"] == {"propagationPolicy": "SelectivelyOrphan", "selectivelyOrphans": {"orphaningRules": [
+        {"group": "networking.k8s.io", "resource": "networkpolicies", "name": "keep", "namespace": "default"}]}}
+    assert [guess_resource(k) for k in ("Deployment", "Ingress", "NetworkPolicy", "")] == [
+        "deployments", "ingresses", "networkpolicies", ""]
 
 
 def test_no_render_before_configured() -> None:
