@@ -465,7 +465,7 @@ def addon_status(
             status.pop("registrations", None)
         ref = deployment_config_ref(mca)
         status["namespace"] = registration_namespace(template, (configs or {}).get(ref) if ref else None)
-    elif work is not None:
+    elif work is not None and not is_template_addon(cma):
         namespace = manifests_install_namespace(((work.get("spec") or {}).get("workload") or {}).get("manifests") or ())
         if namespace:
             status["namespace"] = namespace
