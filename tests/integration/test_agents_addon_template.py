@@ -18,6 +18,7 @@ from ocm_rollout.client.kube import (
     MANAGED_CLUSTER_ADDONS,
     MANIFEST_WORKS,
     NAMESPACES,
+    NotFound,
     Resource,
 )
 from ocm_rollout.sandbox.sim_templates import ADDON_TEMPLATES
@@ -40,15 +41,23 @@ def api(sim_hub: Any) -> Api:
     return Api(str(sim_hub.kubeconfig))
 
 
+def serves_addontemplates(api: Api) -> bool:
+    try:
+        api.list(ADDON_TEMPLATES)
+    except NotFound:
+        return False
+    return True
+
+
 def serve_addontemplates(api: Api) -> None:
+    """Create OCM's AddOnTemplate CRD unless the hub serves addontemplates already."""
+    if serves_addontemplates(api):
+        return
     if not REFERENCE_CRD.exists():
         pytest.skip(f"no AddOnTemplate CRD at {REFERENCE_CRD}")
     crd = yaml.safe_load(REFERENCE_CRD.read_text(encoding="utf-8"))
-    if api.get_or_none(CRDS, crd["metadata"]["name"]) is not None:
-        return  # the hub serves it already
-    body = {"metadata": {"name": crd["metadata"]["name"]}, "spec": crd["spec"]}
-    api.create(CRDS, body)
-    wait_until(lambda: api.list(ADDON_TEMPLATES) is not None, timeout=20, message="addontemplates served")
+    api.create(CRDS, {"metadata": {"name": crd["metadata"]["name"]}, "spec": crd["spec"]})
+    wait_until(lambda: serves_addontemplates(api), timeout=20, message="addontemplates served")
 
 
 def example_objects() -> list[JSON]:
@@ -168,7 +177,7 @@ def test_a_missing_template_is_reported_then_rendered_once_it_exists(start_sim: 
 
 
 def test_a_hub_without_addontemplates_has_no_templates(start_sim: Any, api: Api) -> None:
-    if api.get_or_none(CRDS, f"addontemplates.{GROUP}") is not None:
+    if serves_addontemplates(api):
         pytest.skip("this hub serves addontemplates")
     start_sim(clusters=1)
     apply_example(api, template=False)
