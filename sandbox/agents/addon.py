@@ -55,13 +55,13 @@ from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
 from ocm_rollout.sandbox.agents.addon_template import (
     TemplateError,
-    deploy_work_spec,
     desired_template,
     is_template_addon,
     registration_namespace,
     registrations,
-    render_manifests,
 )
+from ocm_rollout.sandbox.agents.addon_template_render import render_manifests
+from ocm_rollout.sandbox.agents.addon_template_work import deploy_work_spec
 from ocm_rollout.sandbox.agents.conditions import (
     FALSE,
     TRUE,

@@ -1,5 +1,7 @@
 """Template add-ons: the agent of an add-on rendered from an AddOnTemplate, as OCM's template agent
-(``pkg/addon/templateagent/`` in OCM's repository) renders it (pure: no I/O).
+(``pkg/addon/templateagent/`` in OCM's repository) renders it (pure: no I/O). This module: which
+add-ons and which template, the values, the registrations; the rendering is
+``addon_template_render``, the deploy work's spec ``addon_template_work``.
 
 - An add-on is a template add-on when its ClusterManagementAddOn's ``spec.supportedConfigs`` has an
   ``addon.open-cluster-management.io/addontemplates`` item (with or without a default: OCM's
@@ -35,12 +37,9 @@ Errors are ``TemplateError`` with OCM's words; the framework turns them into Man
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +140,7 @@ class TemplateValues:
     private: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _registrations(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def template_registrations(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [r for r in _spec(template).get("registration") or () if isinstance(r, Mapping)]
 
 
@@ -224,365 +223,6 @@ def template_values(
     return TemplateValues(variables, tuple((key, variables[key]) for key in keys), private)
 
 
-# --- substitution --------------------------------------------------------------------------------------
-
-
-def substitute(text: str, variables: Mapping[str, str]) -> str:
-    """fasttemplate's ``ExecuteString`` with ``{{``/``}}``: every tag (verbatim, spaces included)
-    replaced by its value, "" when it has none; an unclosed ``{{`` is an error."""
-    out: list[str] = []
-    rest = text
-    while True:
-        start = rest.find("{{")
-        if start < 0:
-            out.append(rest)
-            return "".join(out)
-        out.append(rest[:start])
-        rest = rest[start + 2 :]
-        end = rest.find("}}")
-        if end < 0:
-            raise TemplateError(f'Cannot find end tag="}}}}" in the template={text!r} starting from {rest!r}')
-        out.append(variables.get(rest[:end], ""))
-        rest = rest[end + 2 :]
-
-
-# --- decorations ---------------------------------------------------------------------------------------
-
-
-def _workload_resource(obj: Mapping[str, Any]) -> str | None:
-    """"deployments" / "daemonsets" for an apps Deployment / DaemonSet, else None."""
-    if _text(obj.get("apiVersion")).split("/")[0] != "apps":
-        return None
-    return {"Deployment": "deployments", "DaemonSet": "daemonsets"}.get(_text(obj.get("kind")))
-
-
-def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = pod.setdefault("spec", {})
-    return [c for c in spec.get("containers") or () if isinstance(c, dict)]
-
-
-def _add_env(pod: dict[str, Any], pairs: Sequence[tuple[str, str]]) -> None:
-    if not pairs:
-        return
-    for container in _containers(pod):
-        container["env"] = [*(container.get("env") or []), *({"name": n, "value": v} for n, v in pairs)]
-
-
-def _add_volumes(pod: dict[str, Any], mounts: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> None:
-    if not mounts or not volumes:
-        return
-    for container in _containers(pod):
-        container["volumeMounts"] = [*(container.get("volumeMounts") or []), *copy.deepcopy(mounts)]
-    spec = pod["spec"]
-    spec["volumes"] = [*(spec.get("volumes") or []), *volumes]
-
-
-def hub_kubeconfig_secret_name(addon: str) -> str:
-    return f"{addon}-hub-kubeconfig"
-
-
-def custom_signed_secret_name(addon: str, signer: str) -> str:
-    return f"{addon}-{signer.replace('/', '-')}-client-cert"
-
-
-def _registration_volumes(addon: str, template: Mapping[str, Any], pod: dict[str, Any]) -> None:
-    mounts: list[dict[str, Any]] = []
-    volumes: list[dict[str, Any]] = []
-    for registration in _registrations(template):
-        if registration.get("type") == KUBE_CLIENT:
-            mounts.append({"name": "hub-kubeconfig", "mountPath": HUB_KUBECONFIG_MOUNT_PATH})
-            volumes.append({"name": "hub-kubeconfig", "secret": {"secretName": hub_kubeconfig_secret_name(addon)}})
-        if registration.get("type") == CUSTOM_SIGNER:
-            signer_config = registration.get("customSigner")
-            if not isinstance(signer_config, Mapping):
-                raise TemplateError("custom signer is nil")
-            signer = _text(signer_config.get("signerName"))
-            name = "cert-" + signer.replace("/", "-").replace(".", "-")
-            mounts.append({"name": name, "mountPath": f"/managed/{signer.replace('/', '-')}"})
-            volumes.append({"name": name, "secret": {"secretName": custom_signed_secret_name(addon, signer)}})
-    _add_volumes(pod, mounts, volumes)
-
-
-def _node_placement(private: Mapping[str, Any], pod: dict[str, Any]) -> None:
-    placement = private.get(NODE_PLACEMENT_KEY)
-    if not isinstance(placement, Mapping) or placement.get("nodeSelector") is None:
-        return  # OCM sets the tolerations only together with a nodeSelector
-    spec = pod["spec"]
-    for key in ("nodeSelector", "tolerations"):
-        value = placement.get(key)
-        if value:
-            spec[key] = copy.deepcopy(value)
-        else:
-            spec.pop(key, None)
-
-
-def override_image(registries: Sequence[Mapping[str, Any]], image: str) -> str:
-    """addonfactory ``OverrideImage``: the last mirror whose source prefixes the image wins."""
-    result = image
-    for registry in registries:
-        source = _text(registry.get("source")).rstrip("/")
-        mirror = _text(registry.get("mirror")).rstrip("/")
-        if not source:
-            tail = image.split("/")[-1]
-            name = f"{mirror}/{tail}" if mirror else tail
-        elif not image.startswith(source):
-            name = image
-        else:
-            name = mirror + image[len(source) :]
-        if name != image:
-            result = name
-    return result
-
-
-def _images(private: Mapping[str, Any], pod: dict[str, Any]) -> None:
-    registries = private.get(REGISTRIES_KEY)
-    if registries is None:
-        return
-    mirrors = [r for r in registries if isinstance(r, Mapping)]
-    for container in _containers(pod):
-        container["image"] = override_image(mirrors, _text(container.get("image")))
-
-
-def proxy_ca_config_map_name(addon: str) -> str:
-    return f"{addon}-proxy-ca"
-
-
-def _ca_bundle(proxy: Mapping[str, Any]) -> str:
-    raw = _text(proxy.get("caBundle"))
-    try:  # []byte in the API: base64 on the wire
-        return base64.b64decode(raw, validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
-        return raw
-
-
-def _proxy(addon: str, private: Mapping[str, Any], pod: dict[str, Any]) -> None:
-    proxy = private.get(PROXY_KEY)
-    if not isinstance(proxy, Mapping):
-        return
-    pairs: list[tuple[str, str]] = []
-    for key, env in (("httpProxy", "HTTP_PROXY"), ("httpsProxy", "HTTPS_PROXY"), ("noProxy", "NO_PROXY")):
-        value = _text(proxy.get(key))
-        if value:
-            pairs += [(env, value), (env.lower(), value)]
-    if not pairs:
-        return
-    _add_env(pod, pairs)
-    if not _text(proxy.get("caBundle")):
-        return
-    _add_env(pod, [("CA_BUNDLE_FILE_PATH", f"{PROXY_CA_MOUNT_PATH}/{PROXY_CA_DATA_KEY}")])
-    _add_volumes(
-        pod,
-        [{"name": "proxy-ca-bundle", "mountPath": PROXY_CA_MOUNT_PATH}],
-        [{"name": "proxy-ca-bundle", "configMap": {"name": proxy_ca_config_map_name(addon)}}],
-    )
-
-
-def _resources(resource: str, name: str, private: Mapping[str, Any], pod: dict[str, Any]) -> None:
-    requirements = private.get(RESOURCE_REQUIREMENTS_KEY)
-    if not requirements:
-        return
-    for container in _containers(pod):
-        container_id = f"{resource}:{name}:{_text(container.get('name'))}"
-        for pattern, resources in reversed(requirements):  # later items win
-            try:
-                matched = re.search(pattern, container_id) is not None
-            except re.error:
-                continue
-            if matched:
-                container["resources"] = copy.deepcopy(resources)
-                break
-
-
-def _decorate_workload(
-    addon: str, template: Mapping[str, Any], values: TemplateValues, obj: dict[str, Any]
-) -> None:
-    resource = _workload_resource(obj)
-    if resource is None:
-        return
-    spec = obj.setdefault("spec", {})
-    pod = spec.setdefault("template", {})
-    if not isinstance(pod, dict):
-        raise TemplateError(f"{obj.get('kind')} has an invalid pod template")
-    pod.setdefault("spec", {})
-    name = _text((obj.get("metadata") or {}).get("name"))
-    _add_env(pod, values.preset)
-    _registration_volumes(addon, template, pod)
-    _node_placement(values.private, pod)
-    _images(values.private, pod)
-    _proxy(addon, values.private, pod)
-    _resources(resource, name, values.private, pod)
-
-
-_NAMESPACE_PATHS = {
-    "ClusterRoleBinding": ("subjects", "namespace"),
-    "RoleBinding": ("subjects", "namespace"),
-    "Namespace": ("metadata", "name"),
-}
-
-
-def _set_nested(obj: Any, value: str, path: Sequence[str]) -> None:
-    if isinstance(obj, list):
-        for item in obj:
-            _set_nested(item, value, path)
-    elif isinstance(obj, dict):
-        if len(path) == 1:
-            obj[path[0]] = value
-            return
-        if path[0] not in obj:
-            raise TemplateError(f"failed to find field {path[0]}")
-        _set_nested(obj[path[0]], value, path[1:])
-
-
-def _decorate_namespace(values: TemplateValues, obj: dict[str, Any]) -> None:
-    namespace = values.private.get(INSTALL_NAMESPACE_KEY)
-    if not isinstance(namespace, str) or not namespace:
-        return
-    meta = obj.get("metadata")
-    if isinstance(meta, dict) and _text(meta.get("namespace")):
-        meta["namespace"] = namespace
-    path = _NAMESPACE_PATHS.get(_text(obj.get("kind")))
-    if path is not None:
-        _set_nested(obj, namespace, path)
-
-
-def render_manifests(
-    addon: str,
-    cluster_name: str,
-    cluster: Mapping[str, Any] | None,
-    template: Mapping[str, Any],
-    deployment_config: Mapping[str, Any] | None,
-) -> list[dict[str, Any]]:
-    """The deploy work's manifests (template_agent.go ``renderObjects``), or TemplateError."""
-    values = template_values(cluster_name, cluster, template, deployment_config)
-    manifests = ((_spec(template).get("agentSpec") or {}).get("workload") or {}).get("manifests") or ()
-    out: list[dict[str, Any]] = []
-    for manifest in manifests:
-        rendered = substitute(json.dumps(manifest, separators=(",", ":")), values.variables)
-        try:
-            obj = json.loads(rendered)
-        except ValueError as exc:
-            raise TemplateError(str(exc)) from exc
-        if not isinstance(obj, dict):
-            raise TemplateError(f"a manifest is not an object: {rendered}")
-        _decorate_workload(addon, template, values, obj)
-        _decorate_namespace(values, obj)
-        out.append(obj)
-    proxy = values.private.get(PROXY_KEY)
-    if isinstance(proxy, Mapping) and _text(proxy.get("caBundle")):
-        config_map: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": proxy_ca_config_map_name(addon), "namespace": names.DEFAULT_ADDON_INSTALL_NAMESPACE},
-            "data": {PROXY_CA_DATA_KEY: _ca_bundle(proxy)},
-        }
-        _decorate_namespace(values, config_map)
-        out.append(config_map)
-    return out
-
-
-# --- the deploy work's spec (the framework's agentdeploy utils.go) --------------------------------------
-
-PRE_DELETE_HOOK_KEY = "addon.open-cluster-management.io/addon-pre-delete"
-DELETION_ORPHAN_KEY = "addon.open-cluster-management.io/deletion-orphan"
-
-
-def _meta_map(obj: Mapping[str, Any], field_name: str) -> Mapping[str, Any]:
-    found = (obj.get("metadata") or {}).get(field_name)
-    return found if isinstance(found, Mapping) else {}
-
-
-def is_pre_delete_hook(obj: Mapping[str, Any]) -> bool:
-    """A Job or Pod labelled or annotated as the add-on's pre-delete hook (``isPreDeleteHookObject``):
-    it belongs to the pre-delete work, not the deploy work."""
-    if obj.get("kind") not in ("Job", "Pod"):
-        return False
-    return PRE_DELETE_HOOK_KEY in _meta_map(obj, "labels") or PRE_DELETE_HOOK_KEY in _meta_map(obj, "annotations")
-
-
-def guess_resource(kind: str) -> str:
-    """apimachinery's ``UnsafeGuessKindToResource``."""
-    singular = kind.lower()
-    if not singular:
-        return ""
-    if singular.endswith("s"):
-        return singular + "es"
-    if singular.endswith("y"):
-        return singular[:-1] + "ies"
-    return singular + "s"
-
-
-def _group(obj: Mapping[str, Any]) -> str:
-    api_version = _text(obj.get("apiVersion"))
-    return api_version.split("/")[0] if "/" in api_version else ""
-
-
-def _identifier(obj: Mapping[str, Any], resource: str) -> dict[str, str]:
-    meta = obj.get("metadata") or {}
-    return {"group": _group(obj), "resource": resource, "name": _text(meta.get("name")),
-            "namespace": _text(meta.get("namespace"))}  # fmt: skip
-
-
-def _same_identifier(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return all(_text(a.get(k)) == _text(b.get(k)) for k in ("group", "resource", "name", "namespace"))
-
-
-def _merge_rule(rules: list[dict[str, Any]], rule: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``mergeFeedbackRule``: a WellKnownStatus rule once; JSONPaths not already named."""
-    if rule.get("type") == "WellKnownStatus":
-        if any(r.get("type") == "WellKnownStatus" for r in rules):
-            return rules
-        return [*rules, copy.deepcopy(dict(rule))]
-    if rule.get("type") == "JSONPaths":
-        known = {_text(p.get("name")) for r in rules if r.get("type") == "JSONPaths" for p in r.get("jsonPaths") or ()}
-        paths = [copy.deepcopy(p) for p in rule.get("jsonPaths") or () if _text(p.get("name")) not in known]
-        if paths:
-            return [*rules, {"type": "JSONPaths", "jsonPaths": paths}]
-    return rules
-
-
-def manifest_configs(manifests: Sequence[Mapping[str, Any]], template: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The deploy work's ``manifestConfigs`` (``getManifestConfigOption`` with the template agent's
-    WorkloadAvailability prober): WellKnownStatus feedback for every Deployment and DaemonSet, then
-    the template's ``agentSpec.manifestConfigs`` merged in by resource identifier."""
-    configs: list[dict[str, Any]] = []
-    for obj in manifests:
-        resource = _workload_resource(obj)
-        if resource is not None:
-            configs.append({"resourceIdentifier": _identifier(obj, resource), "feedbackRules": [{"type": "WellKnownStatus"}]})
-    for item in (_spec(template).get("agentSpec") or {}).get("manifestConfigs") or ():
-        if not isinstance(item, Mapping):
-            continue
-        identifier = item.get("resourceIdentifier") or {}
-        index = next((i for i, c in enumerate(configs) if _same_identifier(c["resourceIdentifier"], identifier)), -1)
-        if index < 0:
-            configs.append(copy.deepcopy(dict(item)))
-            continue
-        for rule in item.get("feedbackRules") or ():
-            configs[index]["feedbackRules"] = _merge_rule(configs[index]["feedbackRules"], rule)
-        if item.get("updateStrategy") is not None:
-            configs[index]["updateStrategy"] = copy.deepcopy(item["updateStrategy"])
-    return configs
-
-
-def deploy_work_spec(manifests: Sequence[Mapping[str, Any]], template: Mapping[str, Any]) -> dict[str, Any]:
-    """The deploy work's spec from the rendered manifests (``BuildDeployWorks``): pre-delete hooks
-    left out, ``manifestConfigs``, and a SelectivelyOrphan ``deleteOption`` for the manifests
-    annotated ``addon.open-cluster-management.io/deletion-orphan``."""
-    deploy = [dict(m) for m in manifests if not is_pre_delete_hook(m)]
-    spec: dict[str, Any] = {"workload": {"manifests": deploy}}
-    configs = manifest_configs(deploy, template)
-    if configs:
-        spec["manifestConfigs"] = configs
-    orphans = [
-        _identifier(m, guess_resource(_text(m.get("kind"))))
-        for m in deploy
-        if DELETION_ORPHAN_KEY in _meta_map(m, "annotations")
-    ]
-    if orphans:
-        spec["deleteOption"] = {"propagationPolicy": "SelectivelyOrphan", "selectivelyOrphans": {"orphaningRules": orphans}}
-    return spec
-
-
 # --- registration ------------------------------------------------------------------------------------
 
 
@@ -600,7 +240,7 @@ def default_groups(cluster: str, addon: str) -> list[str]:
 def registrations(cluster: str, addon: str, template: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The MCA's v1alpha1 ``status.registrations`` from the template's ``spec.registration``."""
     out: list[dict[str, Any]] = []
-    for registration in _registrations(template):
+    for registration in template_registrations(template):
         kind = registration.get("type")
         subject: dict[str, Any] = {"user": default_user(cluster, addon), "groups": default_groups(cluster, addon)}
         if kind == KUBE_CLIENT:
@@ -616,6 +256,12 @@ def registrations(cluster: str, addon: str, template: Mapping[str, Any]) -> list
     return out
 
 
+def _workload_kind(obj: Mapping[str, Any]) -> str | None:
+    if _text(obj.get("apiVersion")).split("/")[0] != "apps":
+        return None
+    return {"Deployment": "deployments", "DaemonSet": "daemonsets"}.get(_text(obj.get("kind")))
+
+
 def registration_namespace(template: Mapping[str, Any], deployment_config: Mapping[str, Any] | None) -> str:
     """The MCA's ``status.namespace`` (see the module docstring)."""
     override = _text(_spec(deployment_config).get("agentInstallNamespace"))
@@ -626,7 +272,7 @@ def registration_namespace(template: Mapping[str, Any], deployment_config: Mappi
     for manifest in manifests:
         if not isinstance(manifest, Mapping):
             continue
-        resource = _workload_resource(manifest)
+        resource = _workload_kind(manifest)
         namespace = _text((manifest.get("metadata") or {}).get("namespace"))
         if resource == "deployments":
             deployment_ns = namespace

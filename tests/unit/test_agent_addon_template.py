@@ -1,5 +1,5 @@
-"""Template add-ons in the simulated add-on framework (ocm_rollout.sandbox.agents.addon_template and
-its use in ocm_rollout.sandbox.agents.addon): OCM's template agent's variables, decorations,
+"""Template add-ons in the simulated add-on framework (ocm_rollout.sandbox.agents.addon_template*,
+and their use in ocm_rollout.sandbox.agents.addon): OCM's template agent's variables, decorations,
 registrations and failures."""
 
 from __future__ import annotations
@@ -16,18 +16,15 @@ from ocm_rollout.sandbox.agents.addon import addon_status, plan_addon, plan_depl
 from ocm_rollout.sandbox.agents.addon_index import AddonIndex
 from ocm_rollout.sandbox.agents.addon_template import (
     TemplateError,
-    deploy_work_spec,
     desired_template,
-    guess_resource,
     is_template_addon,
-    override_image,
     registration_namespace,
     registrations,
-    render_manifests,
-    substitute,
     template_reference,
     template_values,
 )
+from ocm_rollout.sandbox.agents.addon_template_render import override_image, render_manifests, substitute
+from ocm_rollout.sandbox.agents.addon_template_work import deploy_work_spec, guess_resource
 from ocm_rollout.sandbox.agents.conditions import find_condition
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
