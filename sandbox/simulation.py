@@ -16,8 +16,11 @@ then runs, until stopped:
   cluster namespace, the add-on's own framework: ``status.supportedConfigs`` (the declared config
   types the hub serves, learnt through discovery and learnt again when a CRD changes), the deploy
   work ``addon-<addon>-deploy-0`` rendering the agent, ``ManifestApplied`` and ``Available``,
-  planned by the pure ``ocm_rollout.sandbox.agents.addon.plan_addon``. An add-on is looked at again when it,
-  its ClusterManagementAddOn, its AddOnDeploymentConfigs, its deploy work or its cluster changes.
+  planned by the pure ``ocm_rollout.sandbox.agents.addon.plan_addon``; a template add-on's work is
+  rendered from its AddOnTemplate (``ocm_rollout.sandbox.agents.addon_template``; templates are
+  watched while the hub serves them, ``ocm_rollout.sandbox.sim_templates``). An add-on is looked at
+  again when it, its ClusterManagementAddOn, its AddOnDeploymentConfigs, its AddOnTemplate, its
+  deploy work or its cluster changes.
 
 Every decision is made by the pure core from what is stored in the API; in memory there is only
 the time each work generation was first seen (a restarted simulation treats a generation the
@@ -69,6 +72,7 @@ from ocm_rollout.sandbox.agents.addon import (
     plan_addon,
 )
 from ocm_rollout.sandbox.agents.addon_index import AddonIndex
+from ocm_rollout.sandbox.agents.addon_template import is_template_addon, template_reference
 from ocm_rollout.sandbox.agents.cluster import ClusterObject, ClusterObjects
 from ocm_rollout.sandbox.agents.registration import (
     agent_status,
@@ -93,6 +97,7 @@ from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, 
 from ocm_rollout.sandbox.sim_client import Writer
 from ocm_rollout.sandbox.sim_discovery import served_resources
 from ocm_rollout.sandbox.sim_profile import ClusterPlan, Profile
+from ocm_rollout.sandbox.sim_templates import TemplateSource
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +176,8 @@ class Simulation:
             self.clusters, self.works, self.leases, self.cluster_sets, self.bindings,
             self.addon_managers, self.addons, self.deployment_configs, self.crds,
         ]  # fmt: skip
+        self.templates = TemplateSource(kube, self._on_template)
+        self._stop: asyncio.Event | None = None
         self.served: set[GroupResource] = set()
         self.addon_index = AddonIndex()
 
@@ -297,6 +304,9 @@ class Simulation:
     def _on_deployment_config(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         meta = obj.get("metadata") or {}
         self._queue_addons(self.addon_index.using_config(str(meta.get("namespace") or ""), str(meta.get("name"))))
+
+    def _on_template(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self._queue_addons(self.addon_index.using_template(str(obj["metadata"]["name"])))
 
     def _on_crd(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         self.discovery_queue.add(DISCOVERY_KEY)
@@ -563,6 +573,9 @@ class Simulation:
         served = await served_resources(self.kube)
         changed = served ^ self.served
         self.served = served
+        if self._stop is not None:
+            for gone in self.templates.follow(served, self._stop):
+                self._queue_addons(self.addon_index.using_template(gone))
         if changed:
             for manager in self.addon_managers.items():
                 if changed.intersection(declared_config_types(manager)):
@@ -583,6 +596,15 @@ class Simulation:
                 self.deployment_configs.remember(obj)
         return {} if obj is None else {ref: obj}
 
+    async def _templates_of(self, addon: JSON, manager: JSON, fresh: bool) -> dict[str, JSON]:
+        """The AddOnTemplate a template add-on names, from the cache, or read from the API when
+        the agent is about to be rendered from it."""
+        ref = template_reference(addon) if is_template_addon(manager) else None
+        if ref is None or not ref.name:
+            return {}
+        obj = await self.templates.read(ref.name) if fresh else self.templates.get(ref.name)
+        return {} if obj is None else {ref.name: obj}
+
     async def reconcile_addon(self, key: Key) -> float | None:
         namespace, name = key
         if namespace not in self.plans:
@@ -592,10 +614,12 @@ class Simulation:
         if addon is None or manager is None or (addon.get("metadata") or {}).get("deletionTimestamp"):
             return None
         work = self.works.get(deploy_work_name(name), namespace)
-        configs = await self._deployment_configs(addon, fresh=needs_render(addon, work))
+        fresh = needs_render(addon, work)
+        configs = await self._deployment_configs(addon, fresh=fresh)
+        templates = await self._templates_of(addon, manager, fresh)
         cluster = self.clusters.get(namespace)
         now = self.clock()
-        plan = plan_addon(addon, manager, self.served, configs, work, cluster, now)
+        plan = plan_addon(addon, manager, self.served, configs, work, cluster, now, templates=templates)
         failure = plan.work.failure
         retry: float | None = None
         status = plan.status
@@ -609,14 +633,18 @@ class Simulation:
                 self.works.remember(written)
                 self._report_deploy_work(key, work, written)
                 work = written
-                status = addon_status(addon, manager, self.served, work, cluster, now)
+                status = addon_status(
+                    addon, manager, self.served, work, cluster, now, templates=templates, configs=configs
+                )
         except Conflict:  # a stale copy, or a work the cache has not seen yet
             return CONFLICT_RETRY_SECONDS
         except KubeError as exc:
             if isinstance(exc, NotFound) and work is not None:
                 return CONFLICT_RETRY_SECONDS  # the work went away meanwhile
             failure = apply_failure(exc.message)
-            status = addon_status(addon, manager, self.served, work, cluster, now, failure=failure)
+            status = addon_status(
+                addon, manager, self.served, work, cluster, now, failure=failure, templates=templates, configs=configs
+            )
             retry = ADDON_RETRY_SECONDS
         if failure is not None and retry is None:
             retry = ADDON_RETRY_SECONDS
@@ -661,6 +689,7 @@ class Simulation:
         """Run every loop until ``stop`` is set."""
         watchers = [asyncio.create_task(i.run(stop), name=f"sim-informer-{i.resource.plural}") for i in self.informers]
         loops: list[asyncio.Task[Any]] = []
+        self._stop = stop
         try:
             synced = asyncio.ensure_future(self.wait_synced())
             stopping = asyncio.ensure_future(stop.wait())
@@ -703,6 +732,7 @@ class Simulation:
                 task.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
             await asyncio.gather(*watchers, return_exceptions=True)
+            await self.templates.close()
 
 
 def _availability(cluster: JSON) -> tuple[str, str, str]:

@@ -13,7 +13,9 @@ MCA of a registered add-on (a ClusterManagementAddOn, CMA, of the same name):
   ``{"<resource>[.<group>]/<namespace>/<name>": "<specHash>"}`` of the MCA's
   ``status.configReferences[].desiredConfig`` (as the framework's ``ConfigsToMap``: an item without
   a desiredConfig is left out, an empty hash is kept as ``""``; no annotation when there are no
-  configReferences). Its manifests are the agent (``addon_agent``).
+  configReferences). Its manifests are the agent (``addon_agent``); a template add-on's are
+  rendered from its AddOnTemplate (``addon_template``), once its ``Configured`` is True, with
+  ``manifestConfigs`` and ``deleteOption`` as the framework builds them, and its MCA gets ``registrations`` and ``namespace`` from it.
 - The work is written once every configReferences item of a supported type has a desired hash;
   with no configReferences yet, a lifecycle-managed add-on that names configs of a supported type
   (CMA defaults, Placements configs, MCA ``spec.configs``) waits for the add-on manager to set
@@ -51,6 +53,15 @@ from ocm_rollout.api.addon_hashing import config_spec_hash_map as config_hash_ma
 from ocm_rollout.api.addon_v1alpha1 import is_lifecycle_managed
 from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.addon_agent import agent_manifests, agent_values, manifests_install_namespace
+from ocm_rollout.sandbox.agents.addon_template import (
+    TemplateError,
+    desired_template,
+    is_template_addon,
+    registration_namespace,
+    registrations,
+)
+from ocm_rollout.sandbox.agents.addon_template_render import render_manifests
+from ocm_rollout.sandbox.agents.addon_template_work import deploy_work_spec
 from ocm_rollout.sandbox.agents.conditions import (
     FALSE,
     TRUE,
@@ -178,6 +189,11 @@ def waiting_for_configs(mca: Mapping[str, Any], cma: Mapping[str, Any], supporte
     return None
 
 
+def _configured(mca: Mapping[str, Any]) -> bool:
+    configured = find_condition((mca.get("status") or {}).get("conditions"), names.ADDON_CONFIGURED)
+    return configured is not None and configured.get("status") == TRUE
+
+
 # --- the deploy work --------------------------------------------------------------------------------
 
 
@@ -247,9 +263,14 @@ def plan_deploy_work(
     served: Set[GroupResource],
     configs: Mapping[ConfigKey, Mapping[str, Any]],
     work: Mapping[str, Any] | None,
+    *,
+    templates: Mapping[str, Mapping[str, Any]] | None = None,
+    cluster: Mapping[str, Any] | None = None,
 ) -> DeployPlan:
     """The write (if any) that makes ``work`` the deploy work of ``mca``. ``configs`` holds the
-    config objects by key (only the AddOnDeploymentConfig is read)."""
+    config objects by key (only the AddOnDeploymentConfig is read); ``templates`` the
+    AddOnTemplates by name (a template add-on's manifests are rendered from its template,
+    ``addon_template``, with ``cluster``'s image-registries annotation)."""
     work_meta = (work or {}).get("metadata") or {}
     if work_meta.get("deletionTimestamp"):
         return DeployPlan(waiting="the previous deploy work is being deleted")
@@ -257,6 +278,10 @@ def plan_deploy_work(
     waiting = waiting_for_configs(mca, cma, supported)
     if waiting is not None:
         return DeployPlan(waiting=waiting)
+    template_addon = is_template_addon(cma)
+    if template_addon and not _configured(mca):
+        # The template agent's ConfigCheckEnabled: nothing is rendered before Configured is True.
+        return DeployPlan(waiting="waiting for the Configured condition")
     meta = mca.get("metadata") or {}
     addon, namespace = str(meta.get("name")), str(meta.get("namespace"))
     annotation = config_spec_hash_annotation(mca)
@@ -273,7 +298,16 @@ def plan_deploy_work(
         deployment_config = configs.get(ref)
         if deployment_config is None:
             return DeployPlan(failure=manifest_failure(_not_found(ref)))
-    manifests = agent_manifests(addon, agent_values(mca, deployment_config), annotation)
+    spec: dict[str, Any]
+    if template_addon:
+        try:
+            template = desired_template(mca, templates or {})
+            manifests = render_manifests(addon, namespace, cluster, template, deployment_config)
+        except TemplateError as exc:
+            return DeployPlan(failure=manifest_failure(str(exc)))
+        spec = deploy_work_spec(manifests, template)
+    else:
+        spec = {"workload": {"manifests": agent_manifests(addon, agent_values(mca, deployment_config), annotation)}}
     if work is None:
         body_meta: dict[str, Any] = {
             "name": deploy_work_name(addon),
@@ -283,13 +317,16 @@ def plan_deploy_work(
         }
         if annotation is not None:
             body_meta["annotations"] = {names.CONFIG_SPEC_HASH_ANNOTATION: annotation}
-        return DeployPlan(create={"metadata": body_meta, "spec": {"workload": {"manifests": manifests}}})
+        return DeployPlan(create={"metadata": body_meta, "spec": spec})
     patch_meta: dict[str, Any] = {
         "labels": {names.ADDON_NAME_LABEL: addon},
         "annotations": {names.CONFIG_SPEC_HASH_ANNOTATION: annotation},
         "ownerReferences": owners,
     }
-    return DeployPlan(patch={"metadata": patch_meta, "spec": {"workload": {"manifests": manifests}}})
+    for key in ("manifestConfigs", "deleteOption"):  # merge patch: drop what the previous render had
+        if key not in spec and (work.get("spec") or {}).get(key) is not None:
+            spec[key] = None
+    return DeployPlan(patch={"metadata": patch_meta, "spec": spec})
 
 
 # --- MCA status -------------------------------------------------------------------------------------
@@ -383,6 +420,17 @@ def available_condition(
     )
 
 
+def _template_of(
+    mca: Mapping[str, Any], cma: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]] | None
+) -> Mapping[str, Any] | None:
+    if not is_template_addon(cma):
+        return None
+    try:
+        return desired_template(mca, templates or {})
+    except TemplateError:
+        return None  # as OCM's registration controller: the status is left as it is
+
+
 def addon_status(
     mca: Mapping[str, Any],
     cma: Mapping[str, Any],
@@ -392,9 +440,13 @@ def addon_status(
     now: datetime,
     *,
     failure: str | None = None,
+    templates: Mapping[str, Mapping[str, Any]] | None = None,
+    configs: Mapping[ConfigKey, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any] | None:
     """The MCA's complete new status with the framework's fields set, given the deploy work as it
-    is and ``failure`` (the work could not be rendered or written); None when nothing changes."""
+    is and ``failure`` (the work could not be rendered or written); None when nothing changes.
+    A template add-on whose template is in ``templates`` also gets ``registrations`` and its
+    ``namespace`` from it (with the AddOnDeploymentConfig in ``configs``)."""
     old: dict[str, Any] = copy.deepcopy(dict(mca.get("status") or {}))
     status = copy.deepcopy(old)
     supported = supported_configs(cma, served)
@@ -403,7 +455,17 @@ def addon_status(
     else:
         status.pop("supportedConfigs", None)
     status["healthCheck"] = {"mode": names.HEALTH_CHECK_MODE_CUSTOMIZED}
-    if work is not None:
+    template = _template_of(mca, cma, templates)
+    if template is not None:
+        meta = mca.get("metadata") or {}
+        found = registrations(str(meta.get("namespace")), str(meta.get("name")), template)
+        if found:
+            status["registrations"] = found
+        else:
+            status.pop("registrations", None)
+        ref = deployment_config_ref(mca)
+        status["namespace"] = registration_namespace(template, (configs or {}).get(ref) if ref else None)
+    elif work is not None and not is_template_addon(cma):
         namespace = manifests_install_namespace(((work.get("spec") or {}).get("workload") or {}).get("manifests") or ())
         if namespace:
             status["namespace"] = namespace
@@ -432,12 +494,17 @@ def plan_addon(
     work: Mapping[str, Any] | None,
     cluster: Mapping[str, Any] | None,
     now: datetime,
+    *,
+    templates: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AddonPlan:
     """Everything the framework does for ``mca`` at ``now``. After writing ``work.create`` or
     ``work.patch`` the runner computes the status again with ``addon_status`` on the written work
     (or with ``failure=apply_failure(error)`` if the write failed)."""
-    deploy = plan_deploy_work(mca, cma, served, configs, work)
-    return AddonPlan(deploy, addon_status(mca, cma, served, work, cluster, now, failure=deploy.failure))
+    deploy = plan_deploy_work(mca, cma, served, configs, work, templates=templates, cluster=cluster)
+    status = addon_status(
+        mca, cma, served, work, cluster, now, failure=deploy.failure, templates=templates, configs=configs
+    )
+    return AddonPlan(deploy, status)
 
 
 __all__ = [
@@ -456,6 +523,7 @@ __all__ = [
     "deploy_work_name",
     "deployment_config_ref",
     "is_lifecycle_managed",
+    "is_template_addon",
     "manifest_failure",
     "needs_render",
     "owner_reference",

@@ -1,6 +1,6 @@
 """Which ManagedClusterAddOns to look at again when something they depend on changes (pure, in
 memory): by add-on name (its ClusterManagementAddOn changed), by namespace (its cluster changed)
-and by the AddOnDeploymentConfigs named in their ``status.configReferences``. Updated from the
+and by the AddOnDeploymentConfigs and AddOnTemplates named in their ``status.configReferences``. Updated from the
 MCA watch, so each lookup costs the size of its answer, never a scan of every MCA."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.addon import config_references
+from ocm_rollout.sandbox.agents.addon_template import template_reference
 
 Key = tuple[str, str]
 """(namespace, name)."""
@@ -32,14 +33,23 @@ def deployment_configs_of(mca: Mapping[str, Any]) -> set[Key]:
     return out
 
 
+def template_of(mca: Mapping[str, Any]) -> str | None:
+    """The AddOnTemplate an MCA's configReferences name (the desired one)."""
+    ref = template_reference(mca)
+    return ref.name if ref is not None and ref.name else None
+
+
 class AddonIndex:
-    """MCA keys by add-on name, by namespace and by referenced AddOnDeploymentConfig."""
+    """MCA keys by add-on name, by namespace and by referenced AddOnDeploymentConfig and
+    AddOnTemplate."""
 
     def __init__(self) -> None:
         self._by_addon: dict[str, set[Key]] = {}
         self._by_namespace: dict[str, set[Key]] = {}
         self._by_config: dict[Key, set[Key]] = {}
         self._configs: dict[Key, set[Key]] = {}
+        self._by_template: dict[str, set[Key]] = {}
+        self._templates: dict[Key, str] = {}
 
     @staticmethod
     def _add(index: dict[Any, set[Key]], where: Any, key: Key) -> None:
@@ -64,6 +74,13 @@ class AddonIndex:
         for new in configs:
             self._add(self._by_config, new, key)
         self._configs[key] = configs
+        template = template_of(mca)
+        previous = self._templates.pop(key, None)
+        if previous is not None and previous != template:
+            self._drop(self._by_template, previous, key)
+        if template is not None:
+            self._add(self._by_template, template, key)
+            self._templates[key] = template
 
     def remove(self, mca: Mapping[str, Any]) -> None:
         key = key_of(mca)
@@ -72,6 +89,9 @@ class AddonIndex:
         self._drop(self._by_namespace, namespace, key)
         for old in self._configs.pop(key, set()):
             self._drop(self._by_config, old, key)
+        template = self._templates.pop(key, None)
+        if template is not None:
+            self._drop(self._by_template, template, key)
 
     def of_addon(self, addon: str) -> list[Key]:
         return sorted(self._by_addon.get(addon, ()))
@@ -81,6 +101,9 @@ class AddonIndex:
 
     def using_config(self, namespace: str, name: str) -> list[Key]:
         return sorted(self._by_config.get((namespace, name), ()))
+
+    def using_template(self, name: str) -> list[Key]:
+        return sorted(self._by_template.get(name, ()))
 
     def __len__(self) -> int:
         return len(self._configs)
