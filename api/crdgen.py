@@ -13,7 +13,7 @@ import copy
 import functools
 import inspect
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -319,14 +319,31 @@ def crd_version(model: type[OCMObject], *, storage: bool) -> dict[str, Any]:
     return version
 
 
-def _conversion(kind: ServedKind) -> dict[str, Any] | None:
-    """The ``spec.conversion`` of a kind's CRD: the one place a conversion stanza belongs.
+# Where the CRDs in crds/ expect the conversion webhook: the Service the chart makes for a
+# release named ocm-rollout in open-cluster-management-hub (the chart points the CRDs it installs
+# at its own Service, with its caBundle; `ocm-rollout up` at the webhook it runs).
+WEBHOOK_SERVICE: dict[str, Any] = {
+    "namespace": "open-cluster-management-hub",
+    "name": "ocm-rollout-webhook",
+    "path": "/convert",
+    "port": 443,
+}
 
-    None for every kind today: the API server then uses strategy None (it only rewrites
-    apiVersion between versions), which is right while the versions of a kind share their
-    stored fields. A kind whose versions need real conversion returns its stanza here
-    (e.g. ``{"strategy": "Webhook", "webhook": {...}}``)."""
-    return None
+
+def _conversion(kind: ServedKind) -> dict[str, Any] | None:
+    """The ``spec.conversion`` of a kind's CRD: the conversion webhook (``ocm-rollout run
+    --webhook-bind-address``) for a kind whose versions differ in their fields, as OCM's
+    ClusterManagementAddOn and ManagedClusterAddOn are converted by OCM's; none otherwise
+    (strategy None: the API server only rewrites apiVersion)."""
+    if not kind.webhook_conversion:
+        return None
+    return {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {"service": dict(WEBHOOK_SERVICE)},
+            "conversionReviewVersions": ["v1", "v1beta1"],
+        },
+    }
 
 
 def crd_for(kind: type[OCMObject] | ServedKind) -> dict[str, Any]:
@@ -368,9 +385,24 @@ def to_yaml(crd: dict[str, Any]) -> str:
     return HEADER + body
 
 
-def render_all() -> dict[str, str]:
-    """File name -> YAML text of every CRD."""
-    return {crd_file_name(crd): to_yaml(crd) for crd in generate_crds()}
+CrdFilter = Callable[[dict[str, Any]], bool]
+
+
+def converted(crd: dict[str, Any]) -> bool:
+    """Whether a conversion webhook converts the CRD's versions (the chart templates those)."""
+    return "conversion" in crd["spec"]
+
+
+def render_all(select: CrdFilter | None = None) -> dict[str, str]:
+    """File name -> YAML text of every CRD (or of those ``select`` accepts)."""
+    return {crd_file_name(crd): to_yaml(crd) for crd in generate_crds() if select is None or select(crd)}
+
+
+def chart_layout(chart: Path) -> dict[Path, CrdFilter]:
+    """Where a Helm chart keeps the CRDs: ``crds/`` (installed as they are) the ones needing no
+    conversion webhook; ``files/crds/`` the others, which the chart's templates install with
+    its webhook Service and caBundle."""
+    return {chart / "crds": lambda crd: not converted(crd), chart / "files" / "crds": converted}
 
 
 def print_all() -> str:
@@ -379,13 +411,13 @@ def print_all() -> str:
     return HEADER + "---\n" + "---\n".join(docs)
 
 
-def write_all(directory: Path) -> list[Path]:
+def write_all(directory: Path, select: CrdFilter | None = None) -> list[Path]:
     """Write every CRD into ``directory`` (created if needed); remove stale generated files.
 
     Returns the paths written or changed.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    rendered = render_all()
+    rendered = render_all(select)
     changed = []
     for name, text in rendered.items():
         path = directory / name
@@ -399,10 +431,10 @@ def write_all(directory: Path) -> list[Path]:
     return changed
 
 
-def check_dir(directory: Path) -> list[str]:
+def check_dir(directory: Path, select: CrdFilter | None = None) -> list[str]:
     """Differences between ``directory`` and a fresh generation (empty when up to date)."""
     problems = []
-    rendered = render_all()
+    rendered = render_all(select)
     for name, text in rendered.items():
         path = directory / name
         if not path.exists():

@@ -30,6 +30,10 @@ class ServedKind:
 
     storage: type[OCMObject]
     served: tuple[type[OCMObject], ...] = ()
+    # Whether a conversion webhook converts between the versions (their fields differ); else
+    # the API server only rewrites apiVersion (strategy None). As OCM's CRDs: ClusterManagementAddOn
+    # and ManagedClusterAddOn are converted by its webhook, AddOnDeploymentConfig and AddOnTemplate not.
+    webhook_conversion: bool = False
 
     def __post_init__(self) -> None:
         first = self.storage.KIND
@@ -74,8 +78,8 @@ SERVED_KINDS: tuple[ServedKind, ...] = tuple(
             ServedKind(AddOnPlacementScore),
             ServedKind(ManifestWork),
             ServedKind(ManifestWorkReplicaSet),
-            ServedKind(addon_v1alpha1.ClusterManagementAddOn, (addon_v1beta1.ClusterManagementAddOn,)),
-            ServedKind(addon_v1alpha1.ManagedClusterAddOn, (addon_v1beta1.ManagedClusterAddOn,)),
+            ServedKind(addon_v1alpha1.ClusterManagementAddOn, (addon_v1beta1.ClusterManagementAddOn,), webhook_conversion=True),
+            ServedKind(addon_v1alpha1.ManagedClusterAddOn, (addon_v1beta1.ManagedClusterAddOn,), webhook_conversion=True),
             ServedKind(addon_v1alpha1.AddOnDeploymentConfig, (addon_v1beta1.AddOnDeploymentConfig,)),
             ServedKind(AddOnTemplate, (AddOnTemplateV1beta1,)),
         ),

@@ -28,6 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_DIR,
         help="output directory (default: ./crds, relative to the current directory)",
     )
+    generate.add_argument(
+        "--chart",
+        type=Path,
+        default=None,
+        metavar="CHART",
+        help="write a Helm chart's CRDs instead: CHART/crds and CHART/files/crds (webhook-converted kinds)",
+    )
     generate.set_defaults(func=_generate)
 
     show = actions.add_parser("print", help="write every CRD to stdout as one multi-document YAML")
@@ -37,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check", help="exit non-zero when the files in DIR differ from a fresh generation"
     )
     check.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="directory to check (default: ./crds)")
+    check.add_argument("--chart", type=Path, default=None, metavar="CHART", help="check a Helm chart's CRDs instead")
     check.set_defaults(func=_check)
 
     parser.set_defaults(func=lambda args: _usage(parser))
@@ -47,14 +55,20 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _targets(args: argparse.Namespace) -> dict[Path, crdgen.CrdFilter | None]:
+    if args.chart is not None:
+        return dict(crdgen.chart_layout(args.chart))
+    return {args.dir: None}
+
+
 def _generate(args: argparse.Namespace) -> int:
-    directory: Path = args.dir
-    if directory.exists() and not directory.is_dir():
-        print(f"ocm-rollout crds generate: {directory} is not a directory", file=sys.stderr)
-        return 2
-    changed = crdgen.write_all(directory)
-    count = len(crdgen.KINDS)
-    print(f"{count} CRDs in {directory}: {len(changed)} file(s) written or removed")
+    for directory, select in _targets(args).items():
+        if directory.exists() and not directory.is_dir():
+            print(f"ocm-rollout crds generate: {directory} is not a directory", file=sys.stderr)
+            return 2
+        changed = crdgen.write_all(directory, select)
+        count = len(crdgen.render_all(select))
+        print(f"{count} CRDs in {directory}: {len(changed)} file(s) written or removed")
     return 0
 
 
@@ -64,15 +78,19 @@ def _print(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    directory: Path = args.dir
-    if not directory.is_dir():
-        print(f"ocm-rollout crds check: {directory} is not a directory", file=sys.stderr)
+    failed = False
+    for directory, select in _targets(args).items():
+        if not directory.is_dir():
+            print(f"ocm-rollout crds check: {directory} is not a directory", file=sys.stderr)
+            return 1
+        problems = crdgen.check_dir(directory, select)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            failed = True
+            continue
+        print(f"{len(crdgen.render_all(select))} CRDs in {directory} are up to date")
+    if failed:
+        print("run `ocm-rollout crds generate` (with the same --dir or --chart) to refresh them", file=sys.stderr)
         return 1
-    problems = crdgen.check_dir(directory)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print("run `ocm-rollout crds generate` to refresh them", file=sys.stderr)
-        return 1
-    print(f"{len(crdgen.KINDS)} CRDs in {directory} are up to date")
     return 0

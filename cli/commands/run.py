@@ -11,11 +11,13 @@ import os
 import signal
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
+from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.client import fencing
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
-from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry
+from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry, webhook
 
 log = logging.getLogger("controllers.run")
 
@@ -40,6 +42,8 @@ class RunConfig:
     health_address: tuple[str, int] | None
     metrics_address: tuple[str, int] | None
     debug_address: tuple[str, int] | None
+    webhook_address: tuple[str, int] | None = None
+    webhook_cert_dir: Path | None = None
 
 
 def _seconds(text: str) -> float:
@@ -64,7 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         "--controllers",
         default="all",
         metavar="NAMES",
-        help=f"comma-separated controllers to run, or 'all' (known: {', '.join(registry.CONTROLLERS)})",
+        help=(
+            f"comma-separated controllers to run, 'all', or 'none' (only the webhook and probes) "
+            f"(known: {', '.join(registry.CONTROLLERS)})"
+        ),
     )
     parser.add_argument(
         "--kubeconfig",
@@ -139,6 +146,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="HOST:PORT for the controllers' debug endpoints (e.g. /debug/placements/NS/NAME), or 0 (default)",
     )
     parser.add_argument(
+        "--webhook-bind-address",
+        default="0",
+        metavar="ADDR",
+        help="HOST:PORT for the add-on kinds' conversion webhook (HTTPS, POST /convert), or 0 (default)",
+    )
+    parser.add_argument(
+        "--webhook-cert-dir",
+        default=None,
+        metavar="DIR",
+        help="directory holding the webhook's tls.crt and tls.key (reloaded when they change)",
+    )
+    parser.add_argument(
         "--log-format",
         choices=runtime_logging.FORMATS,
         default="text",
@@ -168,10 +187,10 @@ def _default_lease_namespace() -> str:
 def build_config(args: argparse.Namespace) -> RunConfig:
     """Validate every flag; raises UsageError with a one-line message."""
     try:
-        names = registry.parse_controller_names(args.controllers)
+        names = [] if args.controllers.strip() == "none" else registry.parse_controller_names(args.controllers)
     except registry.UnknownControllerError as exc:
         raise UsageError(f"--controllers: {exc}") from None
-    if not names:
+    if not names and args.controllers.strip() != "none":
         raise UsageError("--controllers: no controller is available in this build")
     timings = leader.LeaseTimings(args.lease_duration, args.renew_deadline, args.retry_period)
     try:
@@ -182,6 +201,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         health_address = health.parse_bind_address(args.health_bind_address, "--health-bind-address")
         metrics_address = health.parse_bind_address(args.metrics_bind_address, "--metrics-bind-address")
         debug_address = health.parse_bind_address(args.debug_bind_address, "--debug-bind-address")
+        webhook_address = health.parse_bind_address(args.webhook_bind_address, "--webhook-bind-address")
     except health.BindAddressError as exc:
         raise UsageError(str(exc)) from None
     try:
@@ -205,7 +225,21 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         health_address=health_address,
         metrics_address=metrics_address,
         debug_address=debug_address,
+        webhook_address=webhook_address,
+        webhook_cert_dir=_webhook_cert_dir(args, webhook_address),
     )
+
+
+def _webhook_cert_dir(args: argparse.Namespace, address: tuple[str, int] | None) -> Path | None:
+    if address is None:
+        return None
+    if not args.webhook_cert_dir:
+        raise UsageError("--webhook-bind-address needs --webhook-cert-dir (a directory with tls.crt and tls.key)")
+    directory = Path(args.webhook_cert_dir)
+    missing = [f for f in (webhook.CERT_FILE, webhook.KEY_FILE) if not (directory / f).is_file()]
+    if missing:
+        raise UsageError(f"--webhook-cert-dir {directory}: {' and '.join(missing)} not found")
+    return directory
 
 
 def main(args: argparse.Namespace) -> int:
@@ -246,6 +280,7 @@ async def serve(config: RunConfig) -> int:
     state = health.RunState(leader_election=config.leader_elect, lease_duration=config.timings.lease_duration)
     server = health.ProbeServer(state, config.health_address, config.metrics_address)
     await server.start()
+    converter = await _start_webhook(config)
     log.info(
         "starting",
         extra={
@@ -256,6 +291,11 @@ async def serve(config: RunConfig) -> int:
         },
     )
     try:
+        if not config.controllers:
+            state.role = health.Role.LEADER
+            state.operator_ready = True
+            await stop.wait()
+            return 0
         if config.leader_elect:
             return await _run_elected(config, state, stop)
         return await _run_unelected(config, state, stop)
@@ -263,10 +303,21 @@ async def serve(config: RunConfig) -> int:
         return 130
     finally:
         state.role = health.Role.STOPPING
+        if converter is not None:
+            await converter.stop()
         await server.stop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         log.info("stopped")
+
+
+async def _start_webhook(config: RunConfig) -> webhook.WebhookServer | None:
+    """The conversion webhook, served by every replica (the API server may call any)."""
+    if config.webhook_address is None or config.webhook_cert_dir is None:
+        return None
+    server = webhook.WebhookServer(config.webhook_address, config.webhook_cert_dir, review)
+    await server.start()
+    return server
 
 
 def _start_operator(

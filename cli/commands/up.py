@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from kubernetes.client import ApiClient
 
+from ocm_rollout.cli.commands import up_webhook
 from ocm_rollout.cli.commands.up_children import Child, python_module, stop_all
 from ocm_rollout.cli.view.live_view import LiveView
 from ocm_rollout.client import logging as runtime_logging
@@ -235,7 +236,9 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
 
-    hub = LocalHub(port=args.port, data=args.data)
+    kubeconfig = Path(args.kubeconfig).expanduser().absolute()
+    converter = up_webhook.prepare(kubeconfig.parent)
+    hub = LocalHub(port=args.port, data=args.data, conversion_webhook=converter.client_config())
     try:
         await hub.start()
     except OSError as exc:
@@ -249,7 +252,6 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     children: list[Child] = []
     view_task: asyncio.Task[None] | None = None
     try:
-        kubeconfig = Path(args.kubeconfig).expanduser().absolute()
         _written(hub, kubeconfig)
         banner = usage_lines(hub.url, kubeconfig, args.clusters, names, _debug_line(debug_address, names))
         if interactive:
@@ -257,7 +259,7 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
         else:
             for line in banner:
                 print(line, flush=True)
-        children = _children(args, names, kubeconfig, debug_address)
+        children = [converter.child(kubeconfig, args.log_level), *_children(args, names, kubeconfig, debug_address)]
         for child in children:
             await child.start(output)
         if not args.no_view:

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from ocm_rollout.api import crdgen
-from ocm_rollout.sandbox.server import HubThread, run_in_thread
+from ocm_rollout.sandbox.server import HubThread
+from tests.hubs import hub_thread
 from tests.e2e.helpers import KUBECTL, REPO, eventually
 
 pytestmark = pytest.mark.e2e
@@ -72,7 +73,7 @@ def _cases() -> list[Any]:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
-    handle = run_in_thread(kubeconfig=tmp_path_factory.mktemp("kubectl") / "kubeconfig")
+    handle = hub_thread(kubeconfig=tmp_path_factory.mktemp("kubectl") / "kubeconfig")
     yield handle
     handle.stop()
 

@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from ocm_rollout.sandbox.server import HubThread, run_in_thread
+from ocm_rollout.sandbox.server import HubThread
+from tests.hubs import hub_thread
 from tests.integration.helpers import Hub, RunProcess, SimThread, user_tokens, wait_until, with_users
 
 __all__ = ["WIDGET_GROUP", "api", "gadget_crd", "http", "wait_until", "widget_crd"]
@@ -48,7 +49,7 @@ def _client(handle: HubThread) -> client.ApiClient:
 
 
 def _running_hub(directory: Path, **kwargs: Any) -> Iterator[HubThread]:
-    handle = run_in_thread(kubeconfig=directory / "kubeconfig", **kwargs)
+    handle = hub_thread(kubeconfig=directory / "kubeconfig", **kwargs)
     try:
         yield handle
     finally:
@@ -123,7 +124,7 @@ def make_hub(tmp_path: Path) -> Iterator[Callable[..., HubThread]]:
 
     def make(**kwargs: Any) -> HubThread:
         kubeconfig_path = kwargs.pop("kubeconfig", None) or tmp_path / f"kubeconfig-{len(started)}"
-        handle = run_in_thread(kubeconfig=kubeconfig_path, **kwargs)
+        handle = hub_thread(kubeconfig=kubeconfig_path, **kwargs)
         started.append(handle)
         return handle
 

@@ -487,12 +487,12 @@ class ControllerEnv:
     in a thread (``operator``, not started) and, once ``simulate`` is called, simulated clusters."""
 
     def __init__(self, tmp: Path, controller: str, hub: Any = None) -> None:
-        from ocm_rollout.sandbox.server import run_in_thread
+        from tests.hubs import hub_thread
 
         self.own_hub = hub is None
         if hub is None:
             self.kubeconfig = str(tmp / "kubeconfig")
-            self.hub = run_in_thread(kubeconfig=self.kubeconfig)
+            self.hub = hub_thread(kubeconfig=self.kubeconfig)
         else:
             self.hub = hub
             self.kubeconfig = str(hub.kubeconfig)
@@ -589,10 +589,10 @@ def with_users(handle: Any, directory: Path, tokens: dict[str, str]) -> Hub:
 @contextmanager
 def local_hub(directory: Path) -> Iterator[Hub]:
     """A local hub of its own (for module-scoped scenarios), recording every request."""
-    from ocm_rollout.sandbox.server import run_in_thread
+    from tests.hubs import hub_thread
 
     tokens = user_tokens()
-    handle = run_in_thread(kubeconfig=directory / "admin.kubeconfig", record_requests=True, tokens=tokens)
+    handle = hub_thread(kubeconfig=directory / "admin.kubeconfig", record_requests=True, tokens=tokens)
     try:
         yield with_users(handle, directory, tokens)
     finally:

@@ -14,7 +14,8 @@ import pytest
 from kubernetes import client, config
 
 from ocm_rollout.sandbox.crd import load_crd_files
-from ocm_rollout.sandbox.server import HubThread, run_in_thread
+from ocm_rollout.sandbox.server import HubThread
+from tests.hubs import hub_thread
 from tests.integration.conftest import api, http
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 @pytest.fixture(scope="module")
 def addon_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
-    handle = run_in_thread(
+    handle = hub_thread(
         kubeconfig=tmp_path_factory.mktemp("addon-versions") / "kubeconfig", crds=load_crd_files([REPO / "crds"])
     )
     try:

@@ -90,6 +90,31 @@ SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
 }
 
 
+# The fields of the cert-manager.io/v1 kinds the chart renders (not among the Kubernetes schemas).
+CERT_MANAGER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "Issuer": {
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {"apiVersion": {"const": "cert-manager.io/v1"}, "spec": {"type": "object", "required": ["selfSigned"]}},
+    },
+    "Certificate": {
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"const": "cert-manager.io/v1"},
+            "spec": {
+                "type": "object",
+                "required": ["secretName", "dnsNames", "issuerRef"],
+                "properties": {
+                    "dnsNames": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "issuerRef": {"type": "object", "required": ["name"]},
+                },
+            },
+        },
+    },
+}
+
+
 def render(chart: Any, values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     merged = chart.merge_values(values or {})
     chart.validate_schema(merged)
@@ -107,6 +132,9 @@ def assert_valid(objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         if obj["kind"] == "ServiceMonitor":
             jsonschema.validate(obj, SERVICE_MONITOR_SCHEMA)
+            continue
+        if obj["kind"] in CERT_MANAGER_SCHEMAS:
+            jsonschema.validate(obj, CERT_MANAGER_SCHEMAS[obj["kind"]])
             continue
         for version in KUBE_VERSIONS:
             try:
@@ -130,7 +158,9 @@ def test_chart_lints_clean_with_non_default_values() -> None:
 def test_default_render_has_one_deployment_and_the_objects_it_needs(chart: Any) -> None:
     objects = render(chart)
     kinds = sorted({o["kind"] for o in objects} - {"CustomResourceDefinition"})
-    assert kinds == ["ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]
+    assert kinds == [
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount",
+    ]
     assert len(of_kind(objects, "Deployment")) == 1
     # one per controller: placement, workset and the add-on manager
     assert len(of_kind(objects, "ClusterRole")) == 3
@@ -255,12 +285,19 @@ def test_render_refuses_values_that_cannot_work(chart: Any, values: dict[str, An
 
 
 def test_chart_crds_are_identical_to_the_generated_ones() -> None:
+    """crds/ holds the CRDs Helm installs as they are; files/crds the webhook-converted ones that
+    templates/webhook.yaml installs; together, every generated CRD, byte for byte."""
     generated = sorted(p.name for p in (REPO / "crds").glob("*.yaml"))
-    shipped = sorted(p.name for p in (CHART / "crds").glob("*.yaml"))
-    hint = "run `ocm-rollout crds generate --dir charts/ocm-rollout/crds` to sync the chart"
+    places = (CHART / "crds", CHART / "files" / "crds")
+    shipped = sorted(p.name for place in places for p in place.glob("*.yaml"))
+    hint = "run `ocm-rollout crds generate --chart charts/ocm-rollout` to sync the chart"
     assert shipped == generated, hint
-    _, mismatch, errors = filecmp.cmpfiles(REPO / "crds", CHART / "crds", generated, shallow=False)
-    assert mismatch == [] and errors == [], hint
+    for place in places:
+        names = sorted(p.name for p in place.glob("*.yaml"))
+        _, mismatch, errors = filecmp.cmpfiles(REPO / "crds", place, names, shallow=False)
+        assert mismatch == [] and errors == [], hint
+    converted = sorted(p.name for p in places[1].glob("*.yaml"))
+    assert converted == sorted(n for n in generated if "conversion:" in (REPO / "crds" / n).read_text()), hint
 
 
 def test_notes_explain_how_to_find_the_leader_and_the_metrics(chart: Any) -> None:

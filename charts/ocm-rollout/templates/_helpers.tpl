@@ -98,3 +98,43 @@ components:
 {{- define "ocm-rollout.servesDebug" -}}
 {{- if and .root.Values.placementDebug.enabled (has "placement" .component.controllers) }}true{{ end }}
 {{- end }}
+
+{{/*
+Whether a component serves the add-on kinds' conversion webhook: the one running the add-on
+manager, or the first one when the add-on manager is disabled (the CRDs still need it).
+*/}}
+{{- define "ocm-rollout.servesWebhook" -}}
+{{- $components := (include "ocm-rollout.components" .root | fromYaml).components }}
+{{- $host := index $components 0 }}
+{{- range $c := $components }}
+{{- if has "addon" $c.controllers }}{{ $host = $c }}{{ end }}
+{{- end }}
+{{- if eq $host.name .component.name }}true{{ end }}
+{{- end }}
+
+{{/* The conversion webhook's Service, Secret and Certificate name. */}}
+{{- define "ocm-rollout.webhookName" -}}
+{{- printf "%s-webhook" (include "ocm-rollout.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The webhook's serving certificate without cert-manager, as a dict (ca.crt, tls.crt, tls.key):
+the Secret already installed when there is one (an upgrade keeps its CA, so the CRDs' caBundle
+stays valid), else a new CA (10 years) and a certificate for the Service's DNS names.
+*/}}
+{{- define "ocm-rollout.webhookCertificate" -}}
+{{- $name := include "ocm-rollout.webhookName" . }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (printf "%s-tls" $name) }}
+{{- if and $existing (index ($existing.data | default dict) "ca.crt") }}
+ca.crt: {{ index $existing.data "ca.crt" }}
+tls.crt: {{ index $existing.data "tls.crt" }}
+tls.key: {{ index $existing.data "tls.key" }}
+{{- else }}
+{{- $ca := genCA (printf "%s-ca" $name) 3650 }}
+{{- $dns := list $name (printf "%s.%s" $name .Release.Namespace) (printf "%s.%s.svc" $name .Release.Namespace) (printf "%s.%s.svc.cluster.local" $name .Release.Namespace) }}
+{{- $cert := genSignedCert $name nil $dns 3650 $ca }}
+ca.crt: {{ $ca.Cert | b64enc }}
+tls.crt: {{ $cert.Cert | b64enc }}
+tls.key: {{ $cert.Key | b64enc }}
+{{- end }}
+{{- end }}
