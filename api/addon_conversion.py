@@ -123,14 +123,12 @@ def _cross(obj: Obj, there: Rule, back: Rule, carried: str, carrying: str) -> Ob
     ``carrying`` on the target's)."""
     source = copy.deepcopy(obj)
     if carrying in _annotations(source):
-        raise ConversionError(
-            _annotation_path(carrying), "reserved for objects of the other version"
-        )
+        raise ConversionError(_annotation_path(carrying), "reserved for objects of the other version")
     entries = _take_entries(source, carried)
-    out = there(copy.deepcopy(source))
+    out = _without_empty_metadata(there(copy.deepcopy(source)))
     _restore(out, entries)
     found: list[Obj] = []
-    _diff(source, back(copy.deepcopy(out)), [], found)
+    _diff(source, _without_empty_metadata(back(copy.deepcopy(out))), [], found)
     if found:
         metadata = out.setdefault("metadata", {})
         metadata.setdefault("annotations", {})[carrying] = json.dumps(
@@ -150,17 +148,26 @@ def _annotations(obj: Obj) -> Obj:
     return rules.obj_at(metadata, "annotations", "metadata") or {}
 
 
+def _without_empty_metadata(obj: Obj) -> Obj:
+    """``obj`` without an empty annotation map, then without empty metadata (as Go writes it:
+    OCM's webhook never answers ``annotations: {}``), so that adding our annotation and taking it
+    away again gives back the same object."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        if metadata.get("annotations") == {}:
+            del metadata["annotations"]
+        if not metadata:
+            del obj["metadata"]
+    return obj
+
+
 def _take_entries(obj: Obj, key: str) -> list[Obj]:
     """Remove annotation ``key`` (and the metadata it leaves empty) and parse it."""
     annotations = _annotations(obj)
     if key not in annotations:
         return []
     text = annotations.pop(key)
-    metadata = obj["metadata"]
-    if not annotations:
-        del metadata["annotations"]
-        if not metadata:
-            del obj["metadata"]
+    _without_empty_metadata(obj)
     try:
         entries = json.loads(text) if isinstance(text, str) else None
     except ValueError:
