@@ -178,14 +178,18 @@ def _take_entries(obj: Obj, key: str) -> list[Obj]:
 
 
 def _valid_entry(entry: Any) -> bool:
+    """A path into spec, status, or the labels and annotations (the only metadata a conversion
+    webhook may change); steps are keys and list indexes."""
     if not isinstance(entry, dict) or set(entry) - {"path", "from", "to"}:
         return False
     path = entry.get("path")
-    return (
-        isinstance(path, list)
-        and len(path) > 0
-        and all(isinstance(step, str | int) and not isinstance(step, bool) for step in path)
-    )
+    if not isinstance(path, list) or not path:
+        return False
+    if not all(isinstance(step, str | int) and not isinstance(step, bool) for step in path):
+        return False
+    if path[0] == "metadata":
+        return len(path) == 1 or path[1] in ("annotations", "labels")
+    return path[0] in ("spec", "status")
 
 
 def _same(left: Any, right: Any) -> bool:

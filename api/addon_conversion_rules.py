@@ -38,8 +38,9 @@ class ConversionError(ValueError):
 
 
 def child(path: str, key: str | int) -> str:
-    """The JSON path of ``key`` under ``path`` (``spec`` + ``configs`` -> ``spec.configs``)."""
-    if isinstance(key, int):
+    """The JSON path of ``key`` under ``path``: ``spec.configs``, ``spec.configs[0]``,
+    ``metadata.annotations[example.io/key]``."""
+    if isinstance(key, int) or "." in key or "/" in key:
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else key
 
@@ -64,6 +65,16 @@ def list_at(parent: Obj, key: str, path: str) -> list[Obj] | None:
     for index, item in enumerate(value):
         if not isinstance(item, dict):
             raise ConversionError(child(child(path, key), index), "expected an object")
+    return value
+
+
+def text_at(parent: Obj, key: str, path: str) -> str:
+    """``parent[key]`` when it is a string, "" when absent or null; anything else is an error."""
+    value = parent.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ConversionError(child(path, key), "expected a string")
     return value
 
 
@@ -162,7 +173,8 @@ def mca_to_v1beta1(obj: Obj) -> Obj:
     obj["apiVersion"] = V1BETA1
     spec = obj_at(obj, "spec", "")
     if spec is not None:
-        install_namespace = spec.pop("installNamespace", None)
+        install_namespace = text_at(spec, "installNamespace", "spec")
+        spec.pop("installNamespace", None)
         if install_namespace:
             metadata = obj_at(obj, "metadata", "")
             if metadata is None:
@@ -175,7 +187,8 @@ def mca_to_v1beta1(obj: Obj) -> Obj:
     if status is None:
         return obj
     status.pop("addOnConfiguration", None)
-    driver = status.pop("kubeClientDriver", None)
+    driver = text_at(status, "kubeClientDriver", "status")
+    status.pop("kubeClientDriver", None)
     for reference in list_at(status, "configReferences", "status") or []:
         reference.pop("name", None)
         reference.pop("namespace", None)
@@ -217,7 +230,8 @@ def mca_to_v1alpha1(obj: Obj) -> Obj:
     metadata = obj_at(obj, "metadata", "")
     annotations = obj_at(metadata, "annotations", "metadata") if metadata is not None else None
     if metadata is not None and annotations is not None and INSTALL_NAMESPACE_ANNOTATION in annotations:
-        install_namespace = annotations.pop(INSTALL_NAMESPACE_ANNOTATION)
+        install_namespace = text_at(annotations, INSTALL_NAMESPACE_ANNOTATION, "metadata.annotations")
+        del annotations[INSTALL_NAMESPACE_ANNOTATION]
         if not annotations:
             del metadata["annotations"]
         if install_namespace:

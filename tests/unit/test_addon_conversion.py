@@ -763,6 +763,17 @@ def test_a_field_changed_since_keeps_its_new_value() -> None:
             V1ALPHA1,
             f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
         ),
+        (
+            cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: '[{"path": ["metadata", "name"]}]'}),
+            V1ALPHA1,
+            f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
+        ),
+        (
+            mca(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE: 7}),
+            V1ALPHA1,
+            f"metadata.annotations[{ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE}]",
+        ),
+        (mca(V1ALPHA1, {"installNamespace": ["a"]}), V1BETA1, "spec.installNamespace"),
     ],
 )
 def test_refused(obj: Obj, api_version: str, field: str) -> None:
