@@ -33,9 +33,17 @@ managedclusteraddon_conversion.go``):
 AddOnDeploymentConfig and AddOnTemplate: both versions have one schema (the CRDs differ only in
 descriptions; OCM has no hand-written rule): only ``apiVersion`` changes.
 
-Refused (``ConversionError``): a v1alpha1 ``defaultConfig.name`` equal to the reserved name (v1beta1
-would read it as "no default": a change of meaning, not a loss); an unknown kind or version; a
-field of the wrong JSON type; a reserved annotation below on the wrong version, or a malformed one.
+Refused (``ConversionError``): a v1alpha1 ``defaultConfig.name`` equal to the reserved name (OCM
+converts it silently and v1beta1 reads it as "no default": a change of meaning, not a loss); an
+unknown kind or version; a field of the wrong JSON type; our annotation below on the wrong
+version, or a malformed one.
+
+Where we differ from OCM's webhook in shape, not meaning: a field absent on one side stays absent
+on the other (Go writes zero values of required fields and of non-pointer structs, e.g.
+``kubeClient.subject: {user: ""}``; we write only ``name: ""`` of rule 8 and ``signerName: ""`` of
+a customSigner registration without ``customSigner``); an emptied or empty annotation map is
+dropped, as Go's omitempty does; fields unknown to the schema are copied where OCM's rules leave
+the object alone (the API server prunes them anyway).
 
 Lossless round trips (beyond OCM)
 ---------------------------------
@@ -43,21 +51,29 @@ OCM loses information on rules 2, 6-9 and wherever a field is absent on one side
 as a zero value on the other. OCM's only convention for keeping it is rule 5's annotation, named
 after the version whose data it holds, so: after applying OCM's rules, we convert the result
 back with OCM's rules, and when that differs from the input, the differences ride along in one
-annotation on the converted object, in its version's metadata:
+annotation on the converted object:
 
-* ``addon.open-cluster-management.io/v1alpha1-fields`` on a v1beta1 object (v1alpha1 data, e.g.
-  ``spec.addOnConfiguration``, ``status.addOnConfiguration``, a kubeClientDriver with no
-  kubeClient registration, organization units of a kube-apiserver-client registration, a
-  configReference's own name/namespace that differs from its desiredConfig);
-* ``addon.open-cluster-management.io/v1beta1-fields`` on a v1alpha1 object (v1beta1 data, e.g.
-  per-registration drivers that are not all the same, a kubeClient registration without
-  ``kubeClient``, a defaultConfig namespace next to the reserved name).
+* ``addon.open-cluster-management.io/v1alpha1-fields`` on a v1beta1 object, v1alpha1 data:
+  ``spec.addOnConfiguration`` (CMA) and ``status.addOnConfiguration`` (MCA), deprecated, no
+  v1beta1 field; ``kubeClientDriver`` with no kubeClient registration to hold it; the
+  ``organizationUnit`` of a kube-apiserver-client registration (v1beta1 ``kubeClient.subject`` has
+  none); a configReference's deprecated name/namespace that is not its desiredConfig's; the
+  v1alpha1-install-namespace annotation on a v1alpha1 object (rule 5 would turn it into
+  installNamespace); an empty list or map Go omits
+  (``supportedConfigs: []``, ``annotations: {}``).
+* ``addon.open-cluster-management.io/v1beta1-fields`` on a v1alpha1 object, v1beta1 data:
+  kubeClient drivers that are not all the same (v1alpha1 has one per add-on), a kubeClient
+  registration without ``kubeClient`` or with one but no driver; a customSigner registration
+  named ``kubernetes.io/kube-apiserver-client`` (would come back as kubeClient) or without
+  ``customSigner``; a namespace beside the reserved name; ``defaultConfigs: []``.
 
 Its value is JSON: a list of ``{"path": [...], "from": <what OCM's rules give>, "to": <what the
-object had>}`` (``from``/``to`` left out for an absent field). Converting back removes the
-annotation and puts ``to`` at each path whose value is still ``from``: a field a client changed
-since keeps the client's value. Hence v1alpha1 -> v1beta1 -> v1alpha1 and v1beta1 -> v1alpha1 ->
-v1beta1 give back the input, for every object that carries neither annotation.
+object had>}`` (``from``/``to`` left out for an absent field; paths only into spec, status,
+labels and annotations, the metadata a conversion webhook may change). Converting back removes
+the annotation and puts ``to`` at each path whose value is still ``from``: a field a client
+changed since keeps the client's value. Hence v1alpha1 -> v1beta1 -> v1alpha1 and v1beta1 ->
+v1alpha1 -> v1beta1 give back the input, for every object that carries neither annotation (and a
+v1beta1 object as OCM writes it needs none; ``tests/unit/test_addon_conversion.py``).
 """
 
 from __future__ import annotations

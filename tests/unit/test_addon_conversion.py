@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ocm_rollout.api.addon_conversion import (
     ANNOTATION_V1ALPHA1_FIELDS,
     ANNOTATION_V1BETA1_FIELDS,
+    KINDS,
     V1ALPHA1,
     V1BETA1,
     ConversionError,
@@ -436,6 +437,39 @@ def test_ocm_shaped_v1beta1_needs_no_extra_annotation(obj: Obj) -> None:
         return
     alpha = convert(obj, V1ALPHA1)
     assert ANNOTATION_V1BETA1_FIELDS not in alpha["metadata"].get("annotations", {})
+
+
+def without(obj: Obj, key: str) -> Obj:
+    """``obj`` without annotation ``key``, and without an annotation map or metadata left empty."""
+    out = copy.deepcopy(obj)
+    metadata = out.get("metadata", {})
+    annotations = metadata.get("annotations", {})
+    annotations.pop(key, None)
+    if "annotations" in metadata and not annotations:
+        del metadata["annotations"]
+    if "metadata" in out and not metadata:
+        del out["metadata"]
+    return out
+
+
+@settings(max_examples=EXAMPLES // 3, deadline=None)
+@given(st.one_of(alpha_objects, beta_objects))
+def test_result_is_ocms_apart_from_the_carried_annotation(obj: Obj) -> None:
+    """What the other version's readers see is exactly what OCM's rules give."""
+    to_beta, to_alpha = KINDS[obj["kind"]]
+    if obj["apiVersion"] == V1ALPHA1:
+        got, key, ocm = convert(obj, V1BETA1), ANNOTATION_V1ALPHA1_FIELDS, to_beta
+    else:
+        got, key, ocm = convert(obj, V1ALPHA1), ANNOTATION_V1BETA1_FIELDS, to_alpha
+    assert without(got, key) == without(ocm(copy.deepcopy(obj)), "")
+
+
+@settings(max_examples=EXAMPLES // 6, deadline=None)
+@given(st.lists(st.one_of(alpha_objects, beta_objects), max_size=4), st.sampled_from([V1ALPHA1, V1BETA1]))
+def test_review_converts_each_object_in_order(objects: list[Obj], desired: str) -> None:
+    answer = review(conversion_review(objects, desired))["response"]
+    assert answer["result"] == {"status": "Success"}
+    assert answer["convertedObjects"] == [convert(o, desired) for o in objects]
 
 
 # --- OCM's rules, one by one ----------------------------------------------------------------
