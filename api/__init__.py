@@ -3,5 +3,6 @@ shared meta types, the constants users see, and the CRD generator (``ocm_rollout
 
 One module per API group/version: ``cluster_v1``, ``cluster_v1beta1``, ``cluster_v1beta2``,
 ``cluster_v1alpha1``, ``work_v1``, ``work_v1alpha1``, ``addon_v1alpha1``. Conventions are
-described in ``ocm_rollout.api.meta``.
+described in ``ocm_rollout.api.meta``. ``addon_conversion`` (OCM's rules in
+``addon_conversion_rules``) converts the add-on kinds between v1alpha1 and v1beta1 as plain JSON.
 """

@@ -84,6 +84,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ocm_rollout.api import addon_conversion_rules as rules
+from ocm_rollout.api import constants
 from ocm_rollout.api.addon_conversion_rules import V1ALPHA1, V1BETA1, ConversionError, Obj
 
 __all__ = [
@@ -97,8 +98,8 @@ __all__ = [
     "review",
 ]
 
-ANNOTATION_V1ALPHA1_FIELDS: Final = "addon.open-cluster-management.io/v1alpha1-fields"
-ANNOTATION_V1BETA1_FIELDS: Final = "addon.open-cluster-management.io/v1beta1-fields"
+ANNOTATION_V1ALPHA1_FIELDS: Final = constants.ANNOTATION_V1ALPHA1_FIELDS
+ANNOTATION_V1BETA1_FIELDS: Final = constants.ANNOTATION_V1BETA1_FIELDS
 REVIEW_API_VERSION: Final = "apiextensions.k8s.io/v1"
 
 Rule = Callable[[Obj], Obj]
