@@ -249,9 +249,10 @@ def _restore(obj: Obj, entries: list[Obj]) -> None:
             parent = _step(parent, step)
         if not _same(_step(parent, last), entry.get("from", _ABSENT)):
             continue
-        if "to" in entry and (isinstance(parent, dict) or entry.get("from", _ABSENT) is not _ABSENT):
+        into_dict = isinstance(parent, dict) and isinstance(last, str)
+        if "to" in entry and (into_dict or "from" in entry):
             parent[last] = copy.deepcopy(entry["to"])
-        elif "to" not in entry and isinstance(parent, dict):
+        elif "to" not in entry and into_dict:
             del parent[last]
 
 
@@ -276,9 +277,11 @@ def review(request: dict[str, Any]) -> dict[str, Any]:
     failure = ""
     if not isinstance(objects, list):
         failure = "request.objects: expected a list"
-    for index, item in enumerate(objects if isinstance(objects, list) else []):
+    elif desired not in _VERSIONS:
+        failure = f"request.desiredAPIVersion: cannot convert to {desired!r}"
+    for index, item in enumerate(objects if isinstance(objects, list) and not failure else []):
         try:
-            converted.append(convert(item, desired if isinstance(desired, str) else ""))
+            converted.append(convert(item, str(desired)))
         except ConversionError as err:
             failure = f"{_describe(item, index)}: {err}"
             break
@@ -296,7 +299,8 @@ def _describe(item: Any, index: int) -> str:
         return f"objects[{index}]"
     metadata = item.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
-    name = metadata.get("name", "")
+    name = str(metadata.get("name") or "")
     namespace = metadata.get("namespace")
-    full = f"{namespace}/{name}" if namespace else str(name)
-    return f"objects[{index}] ({item.get('kind', '')} {full})"
+    full = f"{namespace}/{name}" if namespace else name
+    words = " ".join(str(word) for word in (item.get("kind"), full) if word)
+    return f"objects[{index}] ({words})" if words else f"objects[{index}]"

@@ -113,15 +113,16 @@ def cma_to_v1beta1(obj: Obj) -> Obj:
             if default is None:
                 entry["name"] = NO_DEFAULT
             else:
-                name = default.get("name", "")
+                name = text_at(default, "name", f"{path}.defaultConfig")
                 if name == NO_DEFAULT:
                     raise ConversionError(
                         f"{path}.defaultConfig.name",
                         f"{NO_DEFAULT!r} is reserved: v1beta1 would read it as no default config",
                     )
                 entry["name"] = name
-                if default.get("namespace"):
-                    entry["namespace"] = default["namespace"]
+                namespace = text_at(default, "namespace", f"{path}.defaultConfig")
+                if namespace:
+                    entry["namespace"] = namespace
             defaults.append(entry)
         if defaults:
             spec["defaultConfigs"] = defaults
@@ -140,13 +141,14 @@ def cma_to_v1alpha1(obj: Obj) -> Obj:
         defaults = list_at(spec, "defaultConfigs", "spec")
         spec.pop("defaultConfigs", None)
         supported: list[Obj] = []
-        for item in defaults or []:
+        for index, item in enumerate(defaults or []):
             entry = _copy_keys(item, ("group", "resource"))
-            name = item.get("name")
+            name = text_at(item, "name", f"spec.defaultConfigs[{index}]")
             if name and name != NO_DEFAULT:
                 entry["defaultConfig"] = {"name": name}
-                if item.get("namespace"):
-                    entry["defaultConfig"]["namespace"] = item["namespace"]
+                namespace = text_at(item, "namespace", f"spec.defaultConfigs[{index}]")
+                if namespace:
+                    entry["defaultConfig"]["namespace"] = namespace
             supported.append(entry)
         if supported:
             spec["supportedConfigs"] = supported
@@ -206,7 +208,7 @@ def mca_to_v1beta1(obj: Obj) -> Obj:
 
 
 def _registration_to_v1beta1(item: Obj, path: str) -> Obj:
-    signer = item.get("signerName", "")
+    signer = text_at(item, "signerName", path)
     subject = obj_at(item, "subject", path)
     if signer == KUBE_APISERVER_CLIENT_SIGNER:
         kube_client: Obj = {}
@@ -246,17 +248,19 @@ def mca_to_v1alpha1(obj: Obj) -> Obj:
     for index, reference in enumerate(list_at(status, "configReferences", "status") or []):
         reference.pop("name", None)
         reference.pop("namespace", None)
-        desired = obj_at(reference, "desiredConfig", f"status.configReferences[{index}]")
-        reference["name"] = desired.get("name", "") if desired is not None else ""
-        if desired is not None and desired.get("namespace"):
-            reference["namespace"] = desired["namespace"]
+        path = f"status.configReferences[{index}].desiredConfig"
+        desired = obj_at(reference, "desiredConfig", f"status.configReferences[{index}]") or {}
+        reference["name"] = text_at(desired, "name", path)
+        namespace = text_at(desired, "namespace", path)
+        if namespace:
+            reference["namespace"] = namespace
     registrations = list_at(status, "registrations", "status")
     if registrations is not None:
         driver = ""
         for index, item in enumerate(registrations):
             kube_client = obj_at(item, "kubeClient", f"status.registrations[{index}]")
             if item.get("type") == REGISTRATION_KUBE_CLIENT and kube_client is not None:
-                driver = kube_client.get("driver", "")
+                driver = text_at(kube_client, "driver", f"status.registrations[{index}].kubeClient")
                 break
         status["registrations"] = [
             _registration_to_v1alpha1(item, f"status.registrations[{index}]")
@@ -279,7 +283,7 @@ def _registration_to_v1alpha1(item: Obj, path: str) -> Obj:
     out = {"signerName": ""}
     custom = obj_at(item, "customSigner", path)
     if custom is not None:
-        out["signerName"] = custom.get("signerName", "")
+        out["signerName"] = text_at(custom, "signerName", f"{path}.customSigner")
         subject = obj_at(custom, "subject", f"{path}.customSigner")
         if subject is not None:
             out["subject"] = _subject(subject, path, "organizationUnits", "organizationUnit")

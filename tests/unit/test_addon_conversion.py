@@ -867,8 +867,17 @@ def test_review_failure_names_object_and_field() -> None:
 
 def test_review_failure_for_a_bad_target_or_request() -> None:
     answer = review(conversion_review([mca(V1ALPHA1, {})], "addon.open-cluster-management.io/v9"))
-    assert answer["response"]["result"]["status"] == "Failure"
-    assert "cluster1/helloworld" in answer["response"]["result"]["message"]
+    assert answer["response"] == {
+        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+        "result": {
+            "status": "Failure",
+            "message": "request.desiredAPIVersion: cannot convert to 'addon.open-cluster-management.io/v9'",
+        },
+    }
+    wrong_kind = review(
+        conversion_review([mca(V1ALPHA1, {}), {"apiVersion": V1ALPHA1, "kind": "X"}], V1BETA1)
+    )
+    assert wrong_kind["response"]["result"]["message"] == "objects[1] (X): kind: cannot convert kind 'X'"
     empty = review({"request": {"uid": "u"}})
     assert empty["response"] == {
         "uid": "u",
