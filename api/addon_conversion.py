@@ -3,7 +3,7 @@
 Pure functions on the JSON dicts a ConversionReview carries; no I/O.
 
 * ``convert(obj, api_version)`` returns a new dict of ``obj`` in ``api_version``;
-* ``review(request)`` answers an ``apiextensions.k8s.io/v1`` ConversionReview;
+* ``review(request)`` answers an ``apiextensions.k8s.io/v1`` ConversionReview (v1beta1 if asked so);
 * ``ConversionError`` (a ValueError with ``field``, a JSON path, and ``message``).
 
 OCM's rules (``ocm_rollout.api.addon_conversion_rules``)
@@ -31,7 +31,8 @@ managedclusteraddon_conversion.go``):
     are copied from ``desiredConfig`` (``name: ""`` without one, as Go writes it).
  9. v1alpha1 ``status.addOnConfiguration`` is dropped (no v1beta1 field).
 AddOnDeploymentConfig and AddOnTemplate: both versions have one schema (the CRDs differ only in
-descriptions; OCM has no hand-written rule): only ``apiVersion`` changes.
+descriptions; OCM has no hand-written rule, no v1beta1 Go type for AddOnTemplate, and serves both
+kinds with conversion strategy None, its webhook only CMA and MCA): only ``apiVersion`` changes.
 
 Refused (``ConversionError``): a v1alpha1 ``defaultConfig.name`` equal to the reserved name (OCM
 converts it silently and v1beta1 reads it as "no default": a change of meaning, not a loss); an
@@ -101,6 +102,7 @@ __all__ = [
 ANNOTATION_V1ALPHA1_FIELDS: Final = constants.ANNOTATION_V1ALPHA1_FIELDS
 ANNOTATION_V1BETA1_FIELDS: Final = constants.ANNOTATION_V1BETA1_FIELDS
 REVIEW_API_VERSION: Final = "apiextensions.k8s.io/v1"
+REVIEW_API_VERSION_BETA: Final = "apiextensions.k8s.io/v1beta1"
 
 Rule = Callable[[Obj], Obj]
 # kind -> (v1alpha1 -> v1beta1, v1beta1 -> v1alpha1)
@@ -290,7 +292,10 @@ def review(request: dict[str, Any]) -> dict[str, Any]:
     else:
         response["convertedObjects"] = converted
         response["result"] = {"status": "Success"}
-    return {"apiVersion": REVIEW_API_VERSION, "kind": "ConversionReview", "response": response}
+    # the API server reads the answer in the version it asked in; both have this shape
+    asked = request.get("apiVersion") if isinstance(request, dict) else None
+    api_version = asked if asked in (REVIEW_API_VERSION, REVIEW_API_VERSION_BETA) else REVIEW_API_VERSION
+    return {"apiVersion": api_version, "kind": "ConversionReview", "response": response}
 
 
 def _describe(item: Any, index: int) -> str:

@@ -851,6 +851,12 @@ def test_review_success_in_order() -> None:
     assert response["convertedObjects"] == [convert(o, V1BETA1) for o in objects]
 
 
+def test_review_answers_in_the_version_asked() -> None:
+    asked = {**conversion_review([], V1BETA1), "apiVersion": "apiextensions.k8s.io/v1beta1"}
+    assert review(asked)["apiVersion"] == "apiextensions.k8s.io/v1beta1"
+    assert review({**asked, "apiVersion": "x/v1"})["apiVersion"] == "apiextensions.k8s.io/v1"
+
+
 def test_review_failure_names_object_and_field() -> None:
     bad = cma(
         V1ALPHA1, {"supportedConfigs": [{**ADC, "defaultConfig": {"name": RESERVED_NO_DEFAULT_CONFIG_NAME}}]}
