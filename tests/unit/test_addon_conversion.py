@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ocm_rollout.api.addon_conversion import (
@@ -31,6 +31,7 @@ Obj = dict[str, Any]
 KUBE = "kubernetes.io/kube-apiserver-client"
 ADC = {"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"}
 EXAMPLES = 300
+SLOW = [HealthCheck.too_slow]  # objects are big; a busy CI machine draws them slowly
 
 # --- strategies: valid objects of each kind in each version ---------------------------------
 
@@ -383,7 +384,7 @@ def note_rules(alpha: Obj, beta: Obj) -> None:
 # --- round trips ----------------------------------------------------------------------------
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=SLOW)
 @given(alpha_objects)
 def test_v1alpha1_round_trip_is_identity(obj: Obj) -> None:
     before = copy.deepcopy(obj)
@@ -394,7 +395,7 @@ def test_v1alpha1_round_trip_is_identity(obj: Obj) -> None:
     assert convert(beta, V1ALPHA1) == obj
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=SLOW)
 @given(beta_objects)
 def test_v1beta1_round_trip_is_identity(obj: Obj) -> None:
     before = copy.deepcopy(obj)
@@ -405,7 +406,7 @@ def test_v1beta1_round_trip_is_identity(obj: Obj) -> None:
     assert convert(alpha, V1BETA1) == obj
 
 
-@settings(max_examples=EXAMPLES // 3, deadline=None)
+@settings(max_examples=EXAMPLES // 3, deadline=None, suppress_health_check=SLOW)
 @given(st.one_of(alpha_objects, beta_objects))
 def test_same_version_is_an_equal_copy(obj: Obj) -> None:
     out = convert(obj, obj["apiVersion"])
@@ -413,7 +414,7 @@ def test_same_version_is_an_equal_copy(obj: Obj) -> None:
     assert out is not obj and out.get("metadata") is not obj.get("metadata")
 
 
-@settings(max_examples=EXAMPLES // 3, deadline=None)
+@settings(max_examples=EXAMPLES // 3, deadline=None, suppress_health_check=SLOW)
 @given(st.one_of(cma_beta(), mca_beta()))
 def test_ocm_shaped_v1beta1_needs_no_extra_annotation(obj: Obj) -> None:
     """A v1beta1 object as OCM writes it (one driver for all kubeClient registrations, each with
@@ -452,7 +453,7 @@ def without(obj: Obj, key: str) -> Obj:
     return out
 
 
-@settings(max_examples=EXAMPLES // 3, deadline=None)
+@settings(max_examples=EXAMPLES // 3, deadline=None, suppress_health_check=SLOW)
 @given(st.one_of(alpha_objects, beta_objects))
 def test_result_is_ocms_apart_from_the_carried_annotation(obj: Obj) -> None:
     """What the other version's readers see is exactly what OCM's rules give."""
@@ -464,7 +465,7 @@ def test_result_is_ocms_apart_from_the_carried_annotation(obj: Obj) -> None:
     assert without(got, key) == without(ocm(copy.deepcopy(obj)), "")
 
 
-@settings(max_examples=EXAMPLES // 6, deadline=None)
+@settings(max_examples=EXAMPLES // 6, deadline=None, suppress_health_check=SLOW)
 @given(st.lists(st.one_of(alpha_objects, beta_objects), max_size=4), st.sampled_from([V1ALPHA1, V1BETA1]))
 def test_review_converts_each_object_in_order(objects: list[Obj], desired: str) -> None:
     answer = review(conversion_review(objects, desired))["response"]
