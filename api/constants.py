@@ -42,6 +42,9 @@ ANNOTATION_HOSTING_CLUSTER_NAME: Final = "addon.open-cluster-management.io/hosti
 ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE: Final = (
     "addon.open-cluster-management.io/v1alpha1-install-namespace"
 )
+# Ours (api/addon_conversion): what one add-on version cannot hold, carried on the other one.
+ANNOTATION_V1ALPHA1_FIELDS: Final = "addon.open-cluster-management.io/v1alpha1-fields"
+ANNOTATION_V1BETA1_FIELDS: Final = "addon.open-cluster-management.io/v1beta1-fields"
 # ManagedCluster annotations with this prefix are copied to the add-ons of Placements strategies.
 ADDON_ANNOTATION_PREFIX: Final = "addon.open-cluster-management.io"
 

@@ -16,8 +16,8 @@ import yaml
 
 from ocm_rollout.api import crdgen
 from ocm_rollout.sandbox.server import HubThread
-from tests.hubs import hub_thread
 from tests.e2e.helpers import KUBECTL, REPO, eventually
+from tests.hubs import hub_thread
 
 pytestmark = pytest.mark.e2e
 
