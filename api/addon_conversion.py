@@ -36,8 +36,10 @@ kinds with conversion strategy None, its webhook only CMA and MCA): only ``apiVe
 
 Refused (``ConversionError``): a v1alpha1 ``defaultConfig.name`` equal to the reserved name (OCM
 converts it silently and v1beta1 reads it as "no default": a change of meaning, not a loss); an
-unknown kind or version; a field of the wrong JSON type; our annotation below on the wrong
-version, or a malformed one.
+unknown kind or version; a field of the wrong JSON type. Our annotations below are never a
+reason to refuse: on the wrong version, or malformed, they are dropped and the object converts as
+if they were absent (a client cannot make a stored object unreadable in the other version). The
+API server refuses the reserved name before it is stored (a CEL rule of the v1alpha1 CRD).
 
 Where we differ from OCM's webhook in shape, not meaning: a field absent on one side stays absent
 on the other (Go writes zero values of required fields and of non-pointer structs, e.g.
@@ -141,8 +143,10 @@ def _cross(obj: Obj, there: Rule, back: Rule, carried: str, carrying: str) -> Ob
     and what ``back`` would not restore carried along (``carried`` on the source's version,
     ``carrying`` on the target's)."""
     source = copy.deepcopy(obj)
-    if carrying in _annotations(source):
-        raise ConversionError(_annotation_path(carrying), "reserved for objects of the other version")
+    # An annotation of ours that only the other version carries is dropped (it is recomputed):
+    # anything a client writes there cannot make a stored object unreadable in the other version.
+    if _annotations(source).pop(carrying, None) is not None:
+        _without_empty_metadata(source)
     entries = _take_entries(source, carried)
     out = _without_empty_metadata(there(copy.deepcopy(source)))
     _restore(out, entries)
@@ -192,7 +196,7 @@ def _take_entries(obj: Obj, key: str) -> list[Obj]:
     except ValueError:
         entries = None
     if not isinstance(entries, list) or not all(_valid_entry(entry) for entry in entries):
-        raise ConversionError(_annotation_path(key), "not a list of conversion entries")
+        return []  # not ours to read (a client wrote it): ignored, and gone from the result
     return entries
 
 

@@ -99,11 +99,25 @@ class ConfigGroupResource(OCMModel):
     resource: ResourceField
 
 
+class DefaultConfigReferent(ConfigReferent):
+    """Names the default configuration object of a supported configuration type.
+
+    Its name cannot be ``__reserved_no_default__``: v1beta1 spells "no default" with that name,
+    so such an object would mean something else there (OCM stores it; we refuse it)."""
+
+    __crd_validations__ = (
+        (
+            f"self.name != '{constants.RESERVED_NO_DEFAULT_CONFIG_NAME}'",
+            f"name {constants.RESERVED_NO_DEFAULT_CONFIG_NAME} is reserved: v1beta1 reads it as no default configuration",
+        ),
+    )
+
+
 class ConfigMeta(ConfigGroupResource):
     """A configuration type the add-on supports, with its default object."""
 
     default_config: Annotated[
-        ConfigReferent | None,
+        DefaultConfigReferent | None,
         Field(description="The configuration used when no other one is given."),
     ] = None
 

@@ -779,31 +779,6 @@ def test_a_field_changed_since_keeps_its_new_value() -> None:
             "spec.supportedConfigs[0].defaultConfig",
         ),
         (
-            cma(V1ALPHA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: "[]"}),
-            V1BETA1,
-            f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
-        ),
-        (
-            cma(V1BETA1, {}, annotations={ANNOTATION_V1BETA1_FIELDS: "[]"}),
-            V1ALPHA1,
-            f"metadata.annotations[{ANNOTATION_V1BETA1_FIELDS}]",
-        ),
-        (
-            cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: "{"}),
-            V1ALPHA1,
-            f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
-        ),
-        (
-            cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: '[{"path": []}]'}),
-            V1ALPHA1,
-            f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
-        ),
-        (
-            cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: '[{"path": ["metadata", "name"]}]'}),
-            V1ALPHA1,
-            f"metadata.annotations[{ANNOTATION_V1ALPHA1_FIELDS}]",
-        ),
-        (
             mca(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE: 7}),
             V1ALPHA1,
             f"metadata.annotations[{ANNOTATION_V1ALPHA1_INSTALL_NAMESPACE}]",
@@ -815,6 +790,30 @@ def test_refused(obj: Obj, api_version: str, field: str) -> None:
     with pytest.raises(ConversionError) as caught:
         convert(obj, api_version)
     assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("obj", "api_version", "annotation"),
+    [
+        (cma(V1ALPHA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: "[]"}), V1BETA1, ANNOTATION_V1ALPHA1_FIELDS),
+        (cma(V1BETA1, {}, annotations={ANNOTATION_V1BETA1_FIELDS: "[]"}), V1ALPHA1, ANNOTATION_V1BETA1_FIELDS),
+        (cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: "{"}), V1ALPHA1, ANNOTATION_V1ALPHA1_FIELDS),
+        (cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: '[{"path": []}]'}), V1ALPHA1, ANNOTATION_V1ALPHA1_FIELDS),
+        (
+            cma(V1BETA1, {}, annotations={ANNOTATION_V1ALPHA1_FIELDS: '[{"path": ["metadata", "name"]}]'}),
+            V1ALPHA1,
+            ANNOTATION_V1ALPHA1_FIELDS,
+        ),
+    ],
+)
+def test_a_misplaced_or_malformed_carried_annotation_is_dropped_not_refused(obj: Obj, api_version: str, annotation: str) -> None:
+    """A client may write anything into an annotation: the object still converts (a stored
+    object must stay readable in every version), as if the annotation were absent."""
+    plain = copy.deepcopy(obj)
+    del plain["metadata"]["annotations"][annotation]
+    if not plain["metadata"]["annotations"]:
+        del plain["metadata"]["annotations"]
+    assert convert(obj, api_version) == convert(plain, api_version)
 
 
 # --- ConversionReview -----------------------------------------------------------------------
