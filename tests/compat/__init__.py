@@ -1,0 +1,1 @@
+"""Compatibility probes: OCM's own binaries against our hub (skipped without them)."""
