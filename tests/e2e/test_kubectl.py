@@ -256,3 +256,28 @@ def test_describe_finds_an_objects_events(kubectl: Any) -> None:
     out = kubectl("describe", "configmap", "watched-cm", "-n", "default").stdout
     assert "Checked" in out and "looked at it" in out
     kubectl("delete", "configmap", "watched-cm", "-n", "default")
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+def test_edit_an_addon_in_either_version(
+    kubectl: Any, kubectl_env: dict[str, str], version: str, tmp_path: Path
+) -> None:
+    """``kubectl edit`` reads the object in one version (through the conversion webhook for
+    v1beta1) and writes it back in that version; the other version sees the change."""
+    name = f"edited-{version}"
+    cma = {"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+           "metadata": {"name": name}, "spec": {"addOnMeta": {"displayName": "before"}}}
+    kubectl("apply", "-f", "-", stdin=json.dumps(cma))
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/displayName: before/displayName: after/' \"$1\"\n")
+    editor.chmod(0o755)
+    resource = f"clustermanagementaddons.{version}.addon.open-cluster-management.io/{name}"
+    proc = subprocess.run([str(KUBECTL), "edit", resource], capture_output=True, text=True, timeout=60,
+                          env={**kubectl_env, "KUBE_EDITOR": str(editor)})
+    assert proc.returncode == 0, proc.stderr
+    assert "edited" in proc.stdout
+    for other in ("v1alpha1", "v1beta1"):
+        got = json.loads(kubectl("get", f"clustermanagementaddons.{other}.addon.open-cluster-management.io", name,
+                                 "-o", "json").stdout)
+        assert got["apiVersion"].endswith(other) and got["spec"]["addOnMeta"]["displayName"] == "after"
+    kubectl("delete", resource)

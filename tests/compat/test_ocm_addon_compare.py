@@ -1,0 +1,128 @@
+"""OCM's own add-on manager, placement controller and work manager against ``ocm-rollout up
+--controllers none``, then our controllers on ``up`` with the same input: the add-on tour
+(examples/addons/tour: an AddOnDeploymentConfig, a Placement and a ClusterManagementAddOn with a
+Placements install strategy and a Progressive rollout) rolls out on both, OCM's processes log no
+request error, and the ClusterManagementAddOn and ManagedClusterAddOn statuses agree field by
+field, read in v1beta1 as OCM's manager reads and writes them.
+
+What is left out of the comparison, and why: timestamps (``lastTransitionTime``, the
+``lastApplied``/``lastKnownGood`` times, ``lastObservedGeneration``... anything named ``*Time``
+or ``*Timestamp``), and ``null`` values (the README: we leave unset ``lastAppliedConfig`` and
+``lastKnownGoodConfig`` out instead of writing ``null``).
+
+Skipped when OCM's binaries are absent (scripts/build-ocm-binaries.sh builds them).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+import pytest
+
+from tests.compat.ocm_binaries import OcmProcess, require
+from tests.e2e.helpers import KUBECTL, REPO, Up, eventually
+
+pytestmark = pytest.mark.e2e
+
+ADDON = "addon.open-cluster-management.io"
+CLUSTERS = "4"
+TOUR = [REPO / "examples" / "addons" / "tour" / f"{name}.yaml" for name in ("setup", "clustermanagementaddon")]
+ROLLOUT_SECONDS = 240
+OCM_PROCESSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("placement", ()),
+    ("work", ("--feature-gates=ManifestWorkReplicaSet=true",)),
+    ("addon", ()),
+)
+
+
+def _completed(custom: Any) -> dict[str, Any] | None:
+    cma = custom.get_cluster_custom_object(ADDON, "v1beta1", "clustermanagementaddons", "helloworld")
+    progressions = (cma.get("status") or {}).get("installProgressions") or []
+    if not progressions:
+        return None
+    for progression in progressions:
+        reasons = {c.get("type"): c.get("reason") for c in progression.get("conditions") or []}
+        if reasons.get("Progressing") != "Completed":
+            return None
+    return dict(cma)
+
+
+def _roll_out(tmp: Path, *, ocm: bool) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """The tour on one hub; the CMA's and each MCA's status once every progression completed, and
+    the request errors OCM's processes logged."""
+    args = ["--controllers", "none"] if ocm else []
+    up = Up(tmp, *args, "--clusters", CLUSTERS, "--no-view")
+    processes: list[OcmProcess] = []
+    try:
+        kubeconfig = up.wait_kubeconfig()
+        api_client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        custom: Any = kubernetes.client.CustomObjectsApi(api_client)
+        core: Any = kubernetes.client.CoreV1Api(api_client)
+        eventually(
+            lambda: len(custom.list_cluster_custom_object("cluster.open-cluster-management.io", "v1", "managedclusters")["items"])
+            == int(CLUSTERS),
+            message="the managed clusters",
+        )
+        if ocm:
+            core.create_namespace({"metadata": {"name": "open-cluster-management-hub"}})
+            for name, extra in OCM_PROCESSES:
+                processes.append(OcmProcess.start(name, kubeconfig, tmp / f"ocm-{name}.log", extra_args=extra))
+        for path in TOUR:
+            subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(path)],
+                           check=True, capture_output=True, timeout=60)
+        cma = eventually(lambda: _completed(custom), timeout=ROLLOUT_SECONDS,
+                         message=f"the tour's rollout to complete ({'OCM' if ocm else 'ours'})")
+        mcas = {
+            m["metadata"]["namespace"]: dict(m.get("status") or {})
+            for m in custom.list_cluster_custom_object(ADDON, "v1beta1", "managedclusteraddons")["items"]
+            if m["metadata"]["name"] == "helloworld"
+        }
+        errors: list[str] = []
+        for process in processes:
+            assert process.running(), f"OCM's {process.name} exited:\n{process.output()}"
+            process.stop()
+            errors += [f"{process.name}: {line}" for line in process.request_errors()]
+        return dict(cma.get("status") or {}), mcas, errors
+    finally:
+        for process in processes:
+            process.stop()
+        up.stop()
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in sorted(value.items())
+                if v is not None and not k.endswith(("Time", "Timestamp")) and k != "lastObservedGeneration"}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def differences(theirs: Any, ours: Any, path: str = "") -> list[str]:
+    """Every path where two statuses differ, with both values."""
+    if isinstance(theirs, dict) and isinstance(ours, dict):
+        found: list[str] = []
+        for key in sorted(set(theirs) | set(ours)):
+            found += differences(theirs.get(key), ours.get(key), f"{path}.{key}")
+        return found
+    if isinstance(theirs, list) and isinstance(ours, list) and len(theirs) == len(ours):
+        return [d for i, (a, b) in enumerate(zip(theirs, ours, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
+    return [] if theirs == ours else [f"{path}: OCM {theirs!r}, ours {ours!r}"]
+
+
+def test_ocm_and_our_addon_managers_give_the_same_status(tmp_path: Path) -> None:
+    for name, _ in OCM_PROCESSES:
+        require(name)
+    (tmp_path / "ocm").mkdir()
+    (tmp_path / "ours").mkdir()
+    ocm_cma, ocm_mcas, errors = _roll_out(tmp_path / "ocm", ocm=True)
+    assert errors == [], "OCM's processes logged request errors:\n" + "\n".join(errors)
+    our_cma, our_mcas, _ = _roll_out(tmp_path / "ours", ocm=False)
+    assert sorted(ocm_mcas) == sorted(our_mcas)
+    found = differences(_comparable(ocm_cma), _comparable(our_cma), "cma.status")
+    for cluster in sorted(ocm_mcas):
+        found += differences(_comparable(ocm_mcas[cluster]), _comparable(our_mcas[cluster]), f"{cluster}/mca.status")
+    assert found == [], "\n".join(found)
