@@ -12,7 +12,13 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from ocm_rollout.client.kube import JSON, MANAGED_CLUSTER_ADDONS, Conflict, KubeError
+from ocm_rollout.client.kube import (
+    CLUSTER_MANAGEMENT_ADDONS,
+    JSON,
+    MANAGED_CLUSTER_ADDONS,
+    Conflict,
+    KubeError,
+)
 from ocm_rollout.controllers.addon import install
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.runtime.events import WARNING
@@ -41,6 +47,11 @@ async def patch_mca(ctl: AddonController, mca: JSON, patch: JSON, *, subresource
     """Patch one MCA with its resourceVersion as precondition; None on a conflict (the cache
     brings the newer object, which re-queues the pass)."""
     return await ctl.runtime.writes.patch_fenced(ctl.mca_cache, mca, patch, subresource=subresource, via=ctl.writer)
+
+
+async def stored_cma(ctl: AddonController, name: str) -> JSON | None:
+    """The CMA ``name`` as the API holds it now (None: there is none), not as the cache shows it."""
+    return await ctl.runtime.kube.get_or_none(CLUSTER_MANAGEMENT_ADDONS, name)
 
 
 async def write_mca_statuses(ctl: AddonController, mcas: dict[str, JSON], statuses: dict[str, JSON]) -> tuple[set[str], bool]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from ocm_rollout.client.kube import Kube
+from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, Kube, Resource
 from ocm_rollout.controllers.addon.operator import AddonController
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, WatchSource
 from ocm_rollout.controllers.runtime.outcome import DONE
@@ -50,6 +50,33 @@ class NoApi(Kube):
 
     async def list_objects(self, *_args: Any, **_kwargs: Any) -> list[JSON]:
         return []
+
+
+class OneCmaApi(NoApi):
+    """The API as it is now: ``current`` is the CMA stored under its name (None: none); MCA
+    patches are recorded and answered with the patched object at the next resourceVersion."""
+
+    def __init__(self, current: JSON | None, mcas: list[JSON]) -> None:
+        super().__init__()
+        self.current = current
+        self.stored = {(m["metadata"]["namespace"], m["metadata"]["name"]): m for m in mcas}
+        self.patches: list[JSON] = []
+
+    async def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        assert res == CLUSTER_MANAGEMENT_ADDONS
+        return self.current if self.current is not None and self.current["metadata"]["name"] == name else None
+
+    async def patch(
+        self, res: Resource, name: str, patch: JSON | list[JSON], namespace: str | None = None, *, subresource: str | None = None
+    ) -> JSON:
+        assert isinstance(patch, dict)
+        self.patches.append(patch)
+        old = self.stored[(namespace or "", name)]
+        new = {**old, **{k: v for k, v in patch.items() if k != "metadata"}}
+        new["metadata"] = {**old["metadata"], **patch.get("metadata", {})}
+        new["metadata"]["resourceVersion"] = str(int(old["metadata"]["resourceVersion"]) + 1)
+        self.stored[(namespace or "", name)] = new
+        return new
 
 
 def controller() -> AddonController:
@@ -118,3 +145,32 @@ async def test_a_default_configuration_seen_after_its_cma_re_queues_the_cma() ->
     config = {"metadata": {"name": "deploy-config", "namespace": "default", "resourceVersion": "11"}}
     ctl.on_config(ADC["group"], ADC["resource"], config)
     assert drain(ctl)[0] == {"hello"}
+
+
+async def test_a_hand_made_mca_is_not_adopted_by_a_deleted_cma_the_cache_still_shows() -> None:
+    """A CMA deleted and created again under the same name (one example after another): the MCA
+    made for the new one can arrive while kopf's CMA cache still shows the old one (the MCA's
+    list-and-watch cache is faster, and kopf handles the old and the new CMA in separate workers).
+    A controller owner reference to the old uid has the garbage collector delete the user's MCA."""
+    old = cma()
+    new = {**old, "metadata": {**old["metadata"], "uid": "cma-uid-2", "resourceVersion": "20"}}
+    made = mca()
+    api = OneCmaApi(current=new, mcas=[made])
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=api)))
+    ctl.configs._started = True
+    for cache in ctl.runtime.caches:
+        if isinstance(cache.source, KopfSource):
+            cache.source.bind({})
+    ctl.writer = api  # type: ignore[assignment]  # MCA writes go through the writer pool
+    arrive(ctl.cluster_cache, {"metadata": {"name": "cluster1", "uid": "cluster-uid", "resourceVersion": "1"}})
+    arrive(ctl.cma_cache, old)
+    arrive(ctl.mca_cache, made)
+    drain(ctl)
+    await ctl.reconcile_mca("cluster1/hello")
+    owners = {ref["uid"] for patch in api.patches for ref in patch.get("metadata", {}).get("ownerReferences") or []}
+    assert "cma-uid" not in owners, "the MCA was adopted by a CMA that no longer exists"
+    arrive(ctl.cma_cache, new, "ADDED")
+    assert "cluster1/hello" in drain(ctl)[1], "the new CMA's arrival looks at its MCA again"
+    await ctl.reconcile_mca("cluster1/hello")
+    owners = {ref["uid"] for patch in api.patches for ref in patch.get("metadata", {}).get("ownerReferences") or []}
+    assert owners == {"cma-uid-2"}
