@@ -174,3 +174,40 @@ async def test_a_hand_made_mca_is_not_adopted_by_a_deleted_cma_the_cache_still_s
     await ctl.reconcile_mca("cluster1/hello")
     owners = {ref["uid"] for patch in api.patches for ref in patch.get("metadata", {}).get("ownerReferences") or []}
     assert owners == {"cma-uid-2"}
+
+
+def incarnations() -> tuple[JSON, JSON]:
+    """A CMA as it was before it was deleted, and the CMA created again under its name."""
+    old = cma()
+    new = cma()
+    new["metadata"] = {**old["metadata"], "uid": "cma-uid-2", "resourceVersion": "20"}
+    new["spec"] = {"installStrategy": {"type": "Manual"}, "supportedConfigs": [{**ADC, "defaultConfig": {"namespace": "default", "name": "cfg-2"}}]}
+    return old, new
+
+
+async def test_the_cma_cache_shows_the_new_cma_while_kopf_still_holds_the_deleted_one() -> None:
+    """kopf indexes each object (uid) in its own worker: the new CMA can be indexed before the
+    old one's DELETED is. The cache must show the new CMA, not whichever kopf stored first."""
+    ctl = controller()
+    old, new = incarnations()
+    index = ctl.cma_cache.source._index  # type: ignore[union-attr]
+    assert isinstance(index, dict)
+    index[("", "hello")] = [old, new]
+    ctl.cma_cache.on_source("ADDED", new, None)
+    shown = ctl.cma_cache.get("hello")
+    assert shown is not None and shown["metadata"]["uid"] == "cma-uid-2"
+
+
+async def test_a_late_deleted_of_the_old_cma_keeps_what_the_new_one_depends_on() -> None:
+    """The old CMA's DELETED handled after the new CMA's ADDED (separate kopf workers) must not
+    empty the index of the name: a change of the new CMA's default configuration must still
+    re-queue it."""
+    ctl = controller()
+    old, new = incarnations()
+    arrive(ctl.cma_cache, old)
+    arrive(ctl.cma_cache, new, "ADDED")
+    ctl.cma_cache.on_source("DELETED", old, None)
+    drain(ctl)
+    config = {"metadata": {"name": "cfg-2", "namespace": "default", "resourceVersion": "21"}}
+    ctl.on_config(ADC["group"], ADC["resource"], config)
+    assert drain(ctl)[0] == {"hello"}, "the new CMA was forgotten with the old one"
