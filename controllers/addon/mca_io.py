@@ -56,7 +56,8 @@ async def stored_cma(ctl: AddonController, name: str) -> JSON | None:
 
 async def write_mca_statuses(ctl: AddonController, mcas: dict[str, JSON], statuses: dict[str, JSON]) -> tuple[set[str], bool]:
     """Write the planned MCA statuses at once; the clusters written and whether any write
-    failed for another reason than a conflict (a conflict re-queues through the cache)."""
+    failed for another reason than a conflict (a cluster neither written nor failed met a
+    conflict: the CMA pass looks again, its ``writes_conflicted``)."""
     semaphore = asyncio.Semaphore(ctl.write_concurrency)
 
     async def one(cluster: str, status: JSON) -> tuple[str, bool | None]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.watchcache import WatchCache
-from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, key_of, strictly_newer
+from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, key_of, strictly_newer, uid_of
 
 Listener = Callable[[str, JSON, JSON | None], None]
 """Called with the event type ("" for the first listing, ADDED, MODIFIED, DELETED), the object
@@ -165,8 +165,14 @@ class Cache:
 
     # -- the controller's own writes -----------------------------------------------------------
     def wrote(self, obj: JSON, *, created: bool = False) -> None:
-        """The API's answer to a create or an update of this controller's."""
+        """The API's answer to a create or an update of this controller's. An answer handled after
+        the cache showed that version or a later one (the watch can bring the write, and someone
+        else's write made on it, before the writing coroutine resumes) changes nothing: told to
+        the index, it would put the older version back, and a pass reading the index would plan
+        from it after the event that could have re-queued it was already handled."""
         previous = self.get(*reversed(key_of(obj)))
+        if previous is not None and uid_of(previous) == uid_of(obj) and not strictly_newer(obj, previous):
+            return
         self.overlay.wrote(obj, created=created)
         self._tell(self.index_listeners, "ADDED" if previous is None else "MODIFIED", obj, previous)
 

@@ -12,10 +12,18 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from ocm_rollout.client.kube import CLUSTER_MANAGEMENT_ADDONS, Kube, Resource
+from ocm_rollout.client.kube import (
+    ADDON_DEPLOYMENT_CONFIGS,
+    CLUSTER_MANAGEMENT_ADDONS,
+    MANAGED_CLUSTER_ADDONS,
+    Conflict,
+    Kube,
+    Resource,
+)
+from ocm_rollout.client.watchcache import WatchCache
 from ocm_rollout.controllers.addon.operator import AddonController
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, WatchSource
-from ocm_rollout.controllers.runtime.outcome import DONE
+from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE
 from ocm_rollout.controllers.runtime.registry import ControllerContext
 from ocm_rollout.controllers.runtime.shell import Runtime
 
@@ -53,8 +61,9 @@ class NoApi(Kube):
 
 
 class OneCmaApi(NoApi):
-    """The API as it is now: ``current`` is the CMA stored under its name (None: none); MCA
-    patches are recorded and answered with the patched object at the next resourceVersion."""
+    """The API as it is now: ``current`` is the CMA stored under its name (None: none), ``mcas``
+    the MCAs. Patches are recorded; one naming another resourceVersion than the stored one is a
+    409, the others are merged (one level deep) and answered at the next resourceVersion."""
 
     def __init__(self, current: JSON | None, mcas: list[JSON]) -> None:
         super().__init__()
@@ -66,16 +75,30 @@ class OneCmaApi(NoApi):
         assert res == CLUSTER_MANAGEMENT_ADDONS
         return self.current if self.current is not None and self.current["metadata"]["name"] == name else None
 
+    async def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
+        assert res.kind == "Event"  # the controller creates nothing else here
+        return body
+
     async def patch(
         self, res: Resource, name: str, patch: JSON | list[JSON], namespace: str | None = None, *, subresource: str | None = None
     ) -> JSON:
         assert isinstance(patch, dict)
-        self.patches.append(patch)
-        old = self.stored[(namespace or "", name)]
+        if res == CLUSTER_MANAGEMENT_ADDONS:
+            assert self.current is not None
+            old = self.current
+        else:
+            self.patches.append(patch)
+            old = self.stored[(namespace or "", name)]
+        fence = patch.get("metadata", {}).get("resourceVersion")
+        if fence is not None and fence != old["metadata"]["resourceVersion"]:
+            raise Conflict(409, "Conflict", "the object has been modified")
         new = {**old, **{k: v for k, v in patch.items() if k != "metadata"}}
         new["metadata"] = {**old["metadata"], **patch.get("metadata", {})}
         new["metadata"]["resourceVersion"] = str(int(old["metadata"]["resourceVersion"]) + 1)
-        self.stored[(namespace or "", name)] = new
+        if res == CLUSTER_MANAGEMENT_ADDONS:
+            self.current = new
+        else:
+            self.stored[(namespace or "", name)] = new
         return new
 
 
@@ -85,6 +108,25 @@ def controller() -> AddonController:
     for cache in ctl.runtime.caches:
         if isinstance(cache.source, KopfSource):
             cache.source.bind({})
+    return ctl
+
+
+def controller_on(api: OneCmaApi) -> AddonController:
+    """A controller whose writes (and MCA writer pool) go to ``api``, with cluster1 known."""
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=api)))
+    ctl.configs._started = True
+    for cache in ctl.runtime.caches:
+        if isinstance(cache.source, KopfSource):
+            cache.source.bind({})
+    ctl.writer = api  # type: ignore[assignment]
+    arrive(ctl.cluster_cache, {"metadata": {"name": "cluster1", "uid": "cluster-uid", "resourceVersion": "1"}})
+    configs = WatchCache(api, ADDON_DEPLOYMENT_CONFIGS)  # listed, never watched
+    configs.objects[("default", "deploy-config")] = {
+        "metadata": {"name": "deploy-config", "namespace": "default", "uid": "adc-uid", "resourceVersion": "5", "generation": 1},
+        "spec": {"agentInstallNamespace": "hello"},
+    }
+    configs.synced.set()
+    ctl.configs.caches[(ADC["group"], ADC["resource"])] = configs
     return ctl
 
 
@@ -156,13 +198,7 @@ async def test_a_hand_made_mca_is_not_adopted_by_a_deleted_cma_the_cache_still_s
     new = {**old, "metadata": {**old["metadata"], "uid": "cma-uid-2", "resourceVersion": "20"}}
     made = mca()
     api = OneCmaApi(current=new, mcas=[made])
-    ctl = AddonController(Runtime("addon", ControllerContext(kube=api)))
-    ctl.configs._started = True
-    for cache in ctl.runtime.caches:
-        if isinstance(cache.source, KopfSource):
-            cache.source.bind({})
-    ctl.writer = api  # type: ignore[assignment]  # MCA writes go through the writer pool
-    arrive(ctl.cluster_cache, {"metadata": {"name": "cluster1", "uid": "cluster-uid", "resourceVersion": "1"}})
+    ctl = controller_on(api)
     arrive(ctl.cma_cache, old)
     arrive(ctl.mca_cache, made)
     drain(ctl)
@@ -211,3 +247,49 @@ async def test_a_late_deleted_of_the_old_cma_keeps_what_the_new_one_depends_on()
     config = {"metadata": {"name": "cfg-2", "namespace": "default", "resourceVersion": "21"}}
     ctl.on_config(ADC["group"], ADC["resource"], config)
     assert drain(ctl)[0] == {"hello"}, "the new CMA was forgotten with the old one"
+
+
+async def test_a_late_answer_to_an_own_write_does_not_hide_a_newer_mca_from_the_cma_pass() -> None:
+    """The MCA pass adopts a hand-made MCA (12 -> 13); before its coroutine handles the answer,
+    the watch brings 13 and then the add-on agent's status write made on it (14, no
+    configReferences yet: the agent waits for them). The late answer (13) must not make the CMA
+    pass plan from 13: its fenced status write would meet a 409, and with the agent's event
+    already handled no event would come to re-queue it; the MCA would stay unconfigured."""
+    made = mca()
+    the_cma = cma()
+    api = OneCmaApi(current=the_cma, mcas=[made])
+    ctl = controller_on(api)
+    arrive(ctl.cma_cache, the_cma)
+    arrive(ctl.mca_cache, made)
+    adopted = await api.patch(MANAGED_CLUSTER_ADDONS, "hello", {"metadata": {"ownerReferences": [], "resourceVersion": "12"}}, "cluster1")
+    agent = await api.patch(
+        MANAGED_CLUSTER_ADDONS, "hello", {"status": {"healthCheck": {"mode": "Customized"}}, "metadata": {"resourceVersion": "13"}},
+        "cluster1", subresource="status",
+    )
+    arrive(ctl.mca_cache, adopted, "MODIFIED")
+    arrive(ctl.mca_cache, agent, "MODIFIED")
+    ctl.mca_cache.wrote(adopted)  # the adopt step's answer, handled late
+    drain(ctl)
+    for _ in range(3):  # the passes the CMA key gets within a second
+        outcome = await ctl.reconcile_cma("hello")
+        if outcome.kind not in ("conflict", "after") or outcome.seconds > 1.0:
+            break
+    stored = api.stored[("cluster1", "hello")]
+    assert (stored.get("status") or {}).get("configReferences"), "the MCA was left without configReferences"
+    assert (stored.get("status") or {}).get("healthCheck") == {"mode": "Customized"}
+
+
+async def test_a_cma_pass_whose_mca_status_write_met_a_newer_mca_looks_again() -> None:
+    """A 409 on an MCA status write means the pass planned from an older MCA than the API's; the
+    event of the newer one may already have been handled (nothing else would re-queue the CMA),
+    so the pass asks to look again shortly instead of waiting for an event."""
+    made = mca()
+    the_cma = cma()
+    api = OneCmaApi(current=the_cma, mcas=[made])
+    ctl = controller_on(api)
+    arrive(ctl.cma_cache, the_cma)
+    arrive(ctl.mca_cache, made)
+    await api.patch(MANAGED_CLUSTER_ADDONS, "hello", {"status": {"healthCheck": {"mode": "Customized"}}}, "cluster1", subresource="status")
+    drain(ctl)
+    outcome = await ctl.reconcile_cma("hello")
+    assert outcome == CONFLICT
