@@ -50,8 +50,12 @@ async def patch_mca(ctl: AddonController, mca: JSON, patch: JSON, *, subresource
 
 
 async def stored_cma(ctl: AddonController, name: str) -> JSON | None:
-    """The CMA ``name`` as the API holds it now (None: there is none), not as the cache shows it."""
-    return await ctl.runtime.kube.get_or_none(CLUSTER_MANAGEMENT_ADDONS, name)
+    """The CMA ``name`` as the API holds it now (None: there is none), not as the cache shows it
+    (listed by name: the manager's role lists CMAs, it does not get them)."""
+    for found in await ctl.runtime.list_objects(CLUSTER_MANAGEMENT_ADDONS, field_selector=f"metadata.name={name}"):
+        if name_of(found) == name:
+            return found
+    return None
 
 
 async def write_mca_statuses(ctl: AddonController, mcas: dict[str, JSON], statuses: dict[str, JSON]) -> tuple[set[str], bool]:

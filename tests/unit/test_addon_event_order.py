@@ -71,9 +71,10 @@ class OneCmaApi(NoApi):
         self.stored = {(m["metadata"]["namespace"], m["metadata"]["name"]): m for m in mcas}
         self.patches: list[JSON] = []
 
-    async def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
-        assert res == CLUSTER_MANAGEMENT_ADDONS
-        return self.current if self.current is not None and self.current["metadata"]["name"] == name else None
+    async def list_objects(self, res: Resource, *_args: Any, field_selector: str | None = None, **_kwargs: Any) -> list[JSON]:
+        assert res == CLUSTER_MANAGEMENT_ADDONS and field_selector is not None
+        name = field_selector.removeprefix("metadata.name=")
+        return [self.current] if self.current is not None and self.current["metadata"]["name"] == name else []
 
     async def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
         assert res.kind == "Event"  # the controller creates nothing else here
