@@ -62,6 +62,9 @@ class CmaPass:
     plan: ConfigRolloutPlan | None = None
     written: set[str] = field(default_factory=set)
     writes_failed: bool = False
+    # An MCA status write met a newer MCA (409): the pass planned from a version older than the
+    # API's, whose event may already have been handled, so it looks again instead of waiting for one.
+    writes_conflicted: bool = False
     persisted: bool = True
 
     @property
@@ -198,7 +201,9 @@ async def write_record(ctl: AddonController, p: CmaPass) -> Outcome | None:
 
 
 async def write_mca_statuses(ctl: AddonController, p: CmaPass) -> Outcome | None:
+    planned = [cluster for cluster in p.planned.mca_status if cluster in p.mcas]
     p.written, p.writes_failed = await mca_io.write_mca_statuses(ctl, p.mcas, p.planned.mca_status)
+    p.writes_conflicted = not p.writes_failed and any(cluster not in p.written for cluster in planned)
     return None
 
 
@@ -237,7 +242,7 @@ async def publish_metrics(ctl: AddonController, p: CmaPass) -> Outcome | None:
 async def next_pass(ctl: AddonController, p: CmaPass) -> Outcome | None:
     if p.writes_failed or p.install_failed:
         return back_off("MCA writes failed" if p.writes_failed else "install incomplete")
-    if not p.persisted:
+    if not p.persisted or p.writes_conflicted:
         return CONFLICT
     if p.planned.deferred:
         return after(0.0)

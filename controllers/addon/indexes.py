@@ -15,6 +15,7 @@ from typing import Any
 from ocm_rollout.api.constants import ADDON_ANNOTATION_PREFIX, LABEL_ADDON_NAME, LABEL_ADDON_NAMESPACE
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import annotations_of, labels_of, name_of, namespace_of
+from ocm_rollout.controllers.runtime.overlay import strictly_newer, uid_of
 
 ConfigKey = tuple[str, str, str, str]
 """(group, resource, namespace, name) of a configuration object."""
@@ -118,11 +119,22 @@ class AddonIndexes:
         self.cma_placements = Reverse()  # CMA name -> (namespace, name) of its placements
         self.cma_configs = Reverse()  # CMA name -> configurations it names
         self.mca_configs = Reverse()  # MCA key -> configurations its spec names
+        # CMA name -> the CMA the index describes: kopf handles each CMA in a worker of its own,
+        # so the events of a deleted CMA (its DELETED above all) may come after the ADDED of the
+        # CMA created again under its name, and must not replace or wipe what the new one names.
+        self.cmas: dict[str, JSON] = {}
 
     # -- index callbacks (every event and own write) -------------------------------------------
     def on_cma(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
         name = name_of(obj)
         deleted = event_type == "DELETED"
+        known = self.cmas.get(name)
+        if known is not None and uid_of(known) != uid_of(obj) and not strictly_newer(obj, known):
+            return  # an event of an older CMA of this name: the index describes the newer one
+        if deleted:
+            self.cmas.pop(name, None)
+        else:
+            self.cmas[name] = obj
         self.cma_placements.put(name, set() if deleted else cma_placements(obj))
         self.cma_configs.put(name, set() if deleted else cma_config_keys(obj) | known_good_keys(obj))
 

@@ -12,7 +12,13 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from ocm_rollout.client.kube import JSON, MANAGED_CLUSTER_ADDONS, Conflict, KubeError
+from ocm_rollout.client.kube import (
+    CLUSTER_MANAGEMENT_ADDONS,
+    JSON,
+    MANAGED_CLUSTER_ADDONS,
+    Conflict,
+    KubeError,
+)
 from ocm_rollout.controllers.addon import install
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.runtime.events import WARNING
@@ -43,9 +49,19 @@ async def patch_mca(ctl: AddonController, mca: JSON, patch: JSON, *, subresource
     return await ctl.runtime.writes.patch_fenced(ctl.mca_cache, mca, patch, subresource=subresource, via=ctl.writer)
 
 
+async def stored_cma(ctl: AddonController, name: str) -> JSON | None:
+    """The CMA ``name`` as the API holds it now (None: there is none), not as the cache shows it
+    (listed by name: the manager's role lists CMAs, it does not get them)."""
+    for found in await ctl.runtime.list_objects(CLUSTER_MANAGEMENT_ADDONS, field_selector=f"metadata.name={name}"):
+        if name_of(found) == name:
+            return found
+    return None
+
+
 async def write_mca_statuses(ctl: AddonController, mcas: dict[str, JSON], statuses: dict[str, JSON]) -> tuple[set[str], bool]:
     """Write the planned MCA statuses at once; the clusters written and whether any write
-    failed for another reason than a conflict (a conflict re-queues through the cache)."""
+    failed for another reason than a conflict (a cluster neither written nor failed met a
+    conflict: the CMA pass looks again, its ``writes_conflicted``)."""
     semaphore = asyncio.Semaphore(ctl.write_concurrency)
 
     async def one(cluster: str, status: JSON) -> tuple[str, bool | None]:

@@ -12,6 +12,7 @@ the MCAs of Placements-installed add-ons (4.5).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,12 +20,14 @@ from typing import TYPE_CHECKING
 from ocm_rollout.api.constants import ANNOTATION_HOSTING_CLUSTER_NAME
 from ocm_rollout.client.kube import JSON, MANAGED_CLUSTER_ADDONS
 from ocm_rollout.controllers.addon import install, mca_io, progressing
-from ocm_rollout.controllers.common.wire import annotations_of, is_deleting, meta, namespace_of
+from ocm_rollout.controllers.common.wire import annotations_of, is_deleting, meta, name_of, namespace_of
 from ocm_rollout.controllers.runtime.events import WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome
 
 if TYPE_CHECKING:
     from ocm_rollout.controllers.addon.operator import AddonController
+
+log = logging.getLogger(__name__)
 
 EVENT_CLUSTER_NOT_FOUND = "ManagedClusterNotFound"
 
@@ -46,11 +49,25 @@ Step = Callable[["AddonController", McaPass], Awaitable[Outcome | None]]
 
 async def adopt(ctl: AddonController, p: McaPass) -> Outcome | None:
     """A lifecycle-managed CMA owns its MCAs; a hand-made one adopted here is remembered, so
-    that its deletion is still told as that of a hand-made add-on."""
+    that its deletion is still told as that of a hand-made add-on.
+
+    The owner is confirmed from the API first: a CMA deleted and created again under the same
+    name may still be the one kopf's cache shows when the new MCA arrives through the faster MCA
+    watch, and a controller reference to the deleted CMA's uid has the garbage collector delete
+    the MCA. Until the cache shows the stored CMA, the MCA is looked at again (its CMA's next event
+    re-queues it too). A CMA being deleted adopts nothing."""
     if not p.managed:
         return None
     owners = install.owner_references_update(p.mca, p.cma)
     if owners is None:
+        return None
+    if is_deleting(p.cma):
+        return None  # a CMA being deleted adopts nothing
+    stored = await mca_io.stored_cma(ctl, name_of(p.cma))
+    if stored is None or meta(stored).get("uid") != meta(p.cma).get("uid"):
+        log.info("the cached ClusterManagementAddOn is not the stored one: not adopting yet", extra={"key": p.key})
+        return CONFLICT
+    if is_deleting(stored):
         return None
     updated = await mca_io.patch_mca(ctl, p.mca, {"metadata": {"ownerReferences": owners}}, subresource=None)
     if updated is None:

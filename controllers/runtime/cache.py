@@ -23,20 +23,34 @@ Only the runtime imports kopf: ``KopfSource.bind`` is called from ``shell``'s ko
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.watchcache import WatchCache
-from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, key_of
+from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, key_of, strictly_newer, uid_of
 
 Listener = Callable[[str, JSON, JSON | None], None]
 """Called with the event type ("" for the first listing, ADDED, MODIFIED, DELETED), the object
 and the previous object when the source knows it."""
 
 
+def _latest(bodies: Iterable[Any]) -> JSON | None:
+    """The latest of the bodies kopf holds under one name: the highest integer resourceVersion
+    (the last stored on a tie; with opaque resourceVersions, the first stored)."""
+    found: JSON | None = None
+    for body in bodies:
+        if found is None or not strictly_newer(found, body):
+            found = dict(body)
+    return found
+
+
 class KopfSource:
-    """A kopf index of ``(namespace, name) -> [body]``, bound when kopf first calls us."""
+    """A kopf index of ``(namespace, name) -> [body]``, bound when kopf first calls us.
+
+    kopf indexes each object (uid) in a worker of its own, so an object deleted and created
+    again under the same name can be held twice for a moment (the new one indexed before the
+    old one's DELETED): the later version is the one shown."""
 
     def __init__(self, index_id: str) -> None:
         self.index_id = index_id
@@ -48,16 +62,15 @@ class KopfSource:
     def get(self, key: Key) -> JSON | None:
         if self._index is None or key not in self._index:
             return None
-        for body in self._index[key]:
-            return dict(body)
-        return None
+        return _latest(self._index[key])
 
     def values(self) -> Iterator[JSON]:
         if self._index is None:
             return
         for key in list(self._index):
-            for body in self._index[key]:
-                yield dict(body)
+            found = _latest(self._index.get(key, ()))
+            if found is not None:
+                yield found
 
     def __len__(self) -> int:
         return 0 if self._index is None else len(self._index)
@@ -152,8 +165,14 @@ class Cache:
 
     # -- the controller's own writes -----------------------------------------------------------
     def wrote(self, obj: JSON, *, created: bool = False) -> None:
-        """The API's answer to a create or an update of this controller's."""
+        """The API's answer to a create or an update of this controller's. An answer handled after
+        the cache showed that version or a later one (the watch can bring the write, and someone
+        else's write made on it, before the writing coroutine resumes) changes nothing: told to
+        the index, it would put the older version back, and a pass reading the index would plan
+        from it after the event that could have re-queued it was already handled."""
         previous = self.get(*reversed(key_of(obj)))
+        if previous is not None and uid_of(previous) == uid_of(obj) and not strictly_newer(obj, previous):
+            return
         self.overlay.wrote(obj, created=created)
         self._tell(self.index_listeners, "ADDED" if previous is None else "MODIFIED", obj, previous)
 
