@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from ocm_rollout.api.addon_hashing import spec_hash
+from ocm_rollout.client.kube import Resource
 from ocm_rollout.sandbox.agents.addon_config_hash import (
     ConfigKey,
     cma_config_keys,
@@ -16,6 +17,7 @@ from ocm_rollout.sandbox.agents.addon_config_hash import (
     mca_status_hashes,
 )
 from ocm_rollout.sandbox.agents.addon_index import AddonIndex
+from ocm_rollout.sandbox.sim_discovery import group_versions, resource_details
 
 ADDON_GROUP = "addon.open-cluster-management.io"
 ADC = "addondeploymentconfigs"
@@ -266,3 +268,25 @@ def test_index_finds_mcas_by_any_config_kind() -> None:
     assert index.naming(*EXAMPLE_KEY) == []
     index.remove(obj)
     assert index.naming(*ADC_KEY) == []
+
+
+def test_discovery_gives_each_served_type_its_rest_resource_preferred_version_first() -> None:
+    listing = {
+        "groupVersion": f"{EXAMPLE_GROUP}/v1beta1",
+        "resources": [
+            {"name": EXAMPLES, "kind": "ExampleConfig", "namespaced": True},
+            {"name": f"{EXAMPLES}/status", "kind": "ExampleConfig", "namespaced": True},
+            {"name": "clusterexamples", "kind": "ClusterExample", "namespaced": False},
+        ],
+    }
+    found = resource_details(EXAMPLE_GROUP, listing)
+    assert found == {
+        (EXAMPLE_GROUP, EXAMPLES): Resource(EXAMPLE_GROUP, "v1beta1", EXAMPLES, "ExampleConfig", namespaced=True),
+        (EXAMPLE_GROUP, "clusterexamples"): Resource(EXAMPLE_GROUP, "v1beta1", "clusterexamples", "ClusterExample", namespaced=False),
+    }
+    groups = {"groups": [{
+        "name": EXAMPLE_GROUP,
+        "versions": [{"groupVersion": f"{EXAMPLE_GROUP}/v1alpha1"}, {"groupVersion": f"{EXAMPLE_GROUP}/v1beta1"}],
+        "preferredVersion": {"groupVersion": f"{EXAMPLE_GROUP}/v1beta1"},
+    }]}  # fmt: skip
+    assert group_versions(groups) == [(EXAMPLE_GROUP, f"{EXAMPLE_GROUP}/v1beta1"), (EXAMPLE_GROUP, f"{EXAMPLE_GROUP}/v1alpha1")]
