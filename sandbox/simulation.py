@@ -20,7 +20,17 @@ then runs, until stopped:
   rendered from its AddOnTemplate (``ocm_rollout.sandbox.agents.addon_template``; templates are
   watched while the hub serves them, ``ocm_rollout.sandbox.sim_templates``). An add-on is looked at
   again when it, its ClusterManagementAddOn, its AddOnDeploymentConfigs, its AddOnTemplate, its
-  deploy work or its cluster changes.
+  deploy work or its cluster changes;
+- for the same add-ons, the framework's hub-side config controllers (``cmaconfig``,
+  ``addonconfig``): the desired spec hashes of the ClusterManagementAddOn's status and the
+  ``lastObservedGeneration`` and own-config hashes of each MCA's ``status.configReferences``,
+  planned by the pure ``ocm_rollout.sandbox.agents.addon_config_hash``. Config objects come from
+  list-and-watch caches (AddOnDeploymentConfigs, AddOnTemplates, and any other kind a CMA names
+  that the hub serves: ``ocm_rollout.sandbox.sim_configs``) and are read again from the API
+  before a hash is written, so a cache behind the API never writes an old hash back. A status is
+  written only when a hash or generation differs from what is stored (when the hub's add-on
+  manager computes the same hashes, as ours does, nothing is written); a conflict is retried
+  after the object is read again.
 
 Every decision is made by the pure core from what is stored in the API; in memory there is only
 the time each work generation was first seen (a restarted simulation treats a generation the
@@ -70,9 +80,20 @@ from ocm_rollout.sandbox.agents.addon import (
     deployment_config_ref,
     needs_render,
     plan_addon,
+    rendered_config_types,
+)
+from ocm_rollout.sandbox.agents.addon_config_hash import (
+    cma_config_keys,
+    cma_status_hashes,
+    mca_config_keys,
+    mca_status_hashes,
 )
 from ocm_rollout.sandbox.agents.addon_index import AddonIndex
-from ocm_rollout.sandbox.agents.addon_template import is_template_addon, template_reference
+from ocm_rollout.sandbox.agents.addon_template import (
+    TEMPLATE_GROUP_RESOURCE,
+    is_template_addon,
+    template_reference,
+)
 from ocm_rollout.sandbox.agents.cluster import ClusterObject, ClusterObjects
 from ocm_rollout.sandbox.agents.registration import (
     agent_status,
@@ -95,7 +116,8 @@ from ocm_rollout.sandbox.agents.registration import (
 )
 from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
 from ocm_rollout.sandbox.sim_client import Writer
-from ocm_rollout.sandbox.sim_discovery import served_resources
+from ocm_rollout.sandbox.sim_configs import ConfigSource
+from ocm_rollout.sandbox.sim_discovery import served_resource_map
 from ocm_rollout.sandbox.sim_profile import ClusterPlan, Profile
 from ocm_rollout.sandbox.sim_templates import TemplateSource
 
@@ -111,6 +133,7 @@ AGENT_FIRST_SECONDS = 10.0
 # A deploy work that could not be written is tried again after this long.
 ADDON_RETRY_SECONDS = 5.0
 DISCOVERY_KEY = "discovery"
+ADC_GROUP_RESOURCE: GroupResource = (names.ADDON_GROUP, names.ADDON_DEPLOYMENT_CONFIGS)
 CRDS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
 )
@@ -177,8 +200,10 @@ class Simulation:
             self.addon_managers, self.addons, self.deployment_configs, self.crds,
         ]  # fmt: skip
         self.templates = TemplateSource(kube, self._on_template)
+        self.configs = ConfigSource(kube, self._on_config)
         self._stop: asyncio.Event | None = None
         self.served: set[GroupResource] = set()
+        self.served_map: dict[GroupResource, Resource] = {}
         self.addon_index = AddonIndex()
 
         self.work_queue: WorkQueue[Key] = WorkQueue("sim-work-agent")
@@ -187,6 +212,7 @@ class Simulation:
         self.set_queue: WorkQueue[Key] = WorkQueue("sim-clusterset-hub")
         self.addon_queue: WorkQueue[Key] = WorkQueue("sim-addon-framework")
         self.discovery_queue: WorkQueue[str] = WorkQueue("sim-addon-discovery")
+        self.cma_config_queue: WorkQueue[str] = WorkQueue("sim-addon-cma-config")
 
     # -- helpers ----------------------------------------------------------------------------------
     def elapsed(self, now: datetime) -> float:
@@ -293,6 +319,9 @@ class Simulation:
         self._queue_addons([(str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"]))])
 
     def _on_addon_manager(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self.cma_config_queue.add(str(obj["metadata"]["name"]))
+        if previous is None or event_type == "DELETED" or obj.get("spec") != previous.get("spec"):
+            self._follow_configs()
         if previous is not None and event_type != "DELETED":
             unchanged = obj.get("spec") == previous.get("spec") and (
                 (obj.get("metadata") or {}).get("annotations") == (previous.get("metadata") or {}).get("annotations")
@@ -304,9 +333,36 @@ class Simulation:
     def _on_deployment_config(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         meta = obj.get("metadata") or {}
         self._queue_addons(self.addon_index.using_config(str(meta.get("namespace") or ""), str(meta.get("name"))))
+        self._queue_cma_configs(ADC_GROUP_RESOURCE, obj)
 
     def _on_template(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         self._queue_addons(self.addon_index.using_template(str(obj["metadata"]["name"])))
+        self._queue_cma_configs(TEMPLATE_GROUP_RESOURCE, obj)
+
+    def _on_config(self, pair: GroupResource, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        """A config object of another kind changed: the CMAs and MCAs naming it."""
+        meta = obj.get("metadata") or {}
+        self._queue_addons(self.addon_index.naming(*pair, str(meta.get("namespace") or ""), str(meta.get("name"))))
+        self._queue_cma_configs(pair, obj)
+
+    def _queue_cma_configs(self, pair: GroupResource, obj: JSON) -> None:
+        """The CMAs whose status names ``obj`` (a few CMAs: a scan)."""
+        meta = obj.get("metadata") or {}
+        key = (*pair, str(meta.get("namespace") or ""), str(meta.get("name")))
+        for manager in self.addon_managers.items():
+            if key in cma_config_keys(manager, {pair}):
+                self.cma_config_queue.add(str(manager["metadata"]["name"]))
+
+    def _follow_configs(self) -> None:
+        """Watch the config kinds (other than ADCs and templates) some CMA's framework supports."""
+        if self._stop is None:
+            return
+        wanted: set[GroupResource] = set()
+        for manager in self.addon_managers.items():
+            wanted |= rendered_config_types(manager, self.served)
+        wanted -= {ADC_GROUP_RESOURCE, TEMPLATE_GROUP_RESOURCE}
+        for pair, obj in self.configs.follow(wanted, self.served_map, self._stop):
+            self._on_config(pair, "DELETED", obj, None)
 
     def _on_crd(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         self.discovery_queue.add(DISCOVERY_KEY)
@@ -570,9 +626,11 @@ class Simulation:
     # -- the add-on frameworks (one key per ManagedClusterAddOn) --------------------------------------
     async def reconcile_discovery(self, _key: str) -> float | None:
         """Learn again what the hub serves; look again at the add-ons whose supported configs change."""
-        served = await served_resources(self.kube)
+        self.served_map = await served_resource_map(self.kube)
+        served = set(self.served_map)
         changed = served ^ self.served
         self.served = served
+        self._follow_configs()
         if self._stop is not None:
             for gone in self.templates.follow(served, self._stop):
                 self._queue_addons(self.addon_index.using_template(gone))
@@ -580,7 +638,95 @@ class Simulation:
             for manager in self.addon_managers.items():
                 if changed.intersection(declared_config_types(manager)):
                     self._queue_addons(self.addon_index.of_addon(str(manager["metadata"]["name"])))
+                    self.cma_config_queue.add(str(manager["metadata"]["name"]))
         return None
+
+    # -- the framework's hub-side config controllers (cmaconfig, addonconfig) -----------------------
+    def _cached_config(self, key: ConfigKey) -> JSON | None:
+        group, resource, namespace, name = key
+        if (group, resource) == ADC_GROUP_RESOURCE:
+            return self.deployment_configs.get(name, namespace or None)
+        if (group, resource) == TEMPLATE_GROUP_RESOURCE:
+            return self.templates.get(name)
+        return self.configs.get((group, resource), namespace, name)
+
+    def _cached_configs(self, keys: list[ConfigKey]) -> dict[ConfigKey, JSON]:
+        found = {key: self._cached_config(key) for key in keys}
+        return {key: obj for key, obj in found.items() if obj is not None}
+
+    async def _read_configs(self, keys: list[ConfigKey]) -> dict[ConfigKey, JSON]:
+        """The config objects as stored now (the ones that exist)."""
+        out: dict[ConfigKey, JSON] = {}
+        for key in keys:
+            group, resource, namespace, name = key
+            obj: JSON | None
+            if (group, resource) == ADC_GROUP_RESOURCE:
+                obj = await self.kube.get_or_none(ADDON_DEPLOYMENT_CONFIGS, name, namespace or None)
+                if obj is not None:
+                    self.deployment_configs.remember(obj)
+            elif (group, resource) == TEMPLATE_GROUP_RESOURCE:
+                obj = await self.templates.read(name)
+            else:
+                rest = self.served_map.get((group, resource))
+                obj = None if rest is None else await self.configs.read(rest, (group, resource), namespace, name)
+            if obj is not None:
+                out[key] = obj
+        return out
+
+    async def reconcile_cma_configs(self, name: str) -> float | None:
+        """The cmaconfig controller for one CMA: the desired spec hashes of its status."""
+        manager = self.addon_managers.get(name)
+        if manager is None:
+            return None
+        supported = rendered_config_types(manager, self.served)
+        keys = cma_config_keys(manager, supported)
+        if cma_status_hashes(manager, supported, self._cached_configs(keys)) is None:
+            return None
+        try:
+            status = cma_status_hashes(manager, supported, await self._read_configs(keys))
+            if status is None:
+                return None
+            updated = await self.writer.replace_status(CLUSTER_MANAGEMENT_ADDONS, manager, status)
+        except Conflict:
+            fresh = await self.kube.get_or_none(CLUSTER_MANAGEMENT_ADDONS, name)
+            if fresh is not None:
+                self.addon_managers.remember(fresh)
+            return CONFLICT_RETRY_SECONDS
+        except NotFound:
+            return None
+        except KubeError as exc:
+            log.warning("config spec hashes not written", extra={"addon": name, "error": exc.message})
+            return ADDON_RETRY_SECONDS
+        self.addon_managers.remember(updated)
+        self._emit("addon", name, "spec hashes of the desired configs updated")
+        return None
+
+    async def _mca_config_hashes(self, addon: JSON, manager: JSON) -> tuple[JSON | None, float | None]:
+        """The addonconfig controller for one MCA: ``lastObservedGeneration`` and the spec hashes
+        of its own configs. Returns the MCA to go on with (None: stop, retrying after the delay)."""
+        supported = rendered_config_types(manager, self.served)
+        keys = mca_config_keys(addon, supported)
+        if mca_status_hashes(addon, supported, self._cached_configs(keys)) is None:
+            return addon, None
+        meta = addon.get("metadata") or {}
+        try:
+            status = mca_status_hashes(addon, supported, await self._read_configs(keys))
+            if status is None:
+                return addon, None
+            updated = await self.writer.replace_status(MANAGED_CLUSTER_ADDONS, addon, status)
+        except Conflict:
+            fresh = await self.kube.get_or_none(MANAGED_CLUSTER_ADDONS, str(meta.get("name")), str(meta.get("namespace")))
+            if fresh is not None:
+                self.addons.remember(fresh)
+            return None, CONFLICT_RETRY_SECONDS
+        except NotFound:
+            return None, None
+        except KubeError as exc:
+            log.warning("config spec hashes not written", extra={"addon": meta.get("name"), "error": exc.message})
+            return None, ADDON_RETRY_SECONDS
+        self.addons.remember(updated)
+        self._emit("addon", f"{meta.get('namespace')}/{meta.get('name')}", "config spec hashes updated")
+        return updated, None
 
     async def _deployment_configs(self, addon: JSON, fresh: bool) -> dict[ConfigKey, JSON]:
         """The AddOnDeploymentConfig ``addon`` names, from the cache, or read from the API when the
@@ -611,7 +757,13 @@ class Simulation:
             return None
         addon = self.addons.get(name, namespace)
         manager = self.addon_managers.get(name)
-        if addon is None or manager is None or (addon.get("metadata") or {}).get("deletionTimestamp"):
+        if addon is None or manager is None:
+            return None
+        hashed, retry_after = await self._mca_config_hashes(addon, manager)
+        if hashed is None:
+            return retry_after
+        addon = hashed
+        if (addon.get("metadata") or {}).get("deletionTimestamp"):
             return None
         work = self.works.get(deploy_work_name(name), namespace)
         fresh = needs_render(addon, work)
@@ -711,6 +863,8 @@ class Simulation:
                 log.warning("discovery failed", extra={"error": str(exc)})
                 self.discovery_queue.add(DISCOVERY_KEY)
             self._queue_addons(list(self.addons.objects))
+            for manager in self.addon_managers.items():
+                self.cma_config_queue.add(str(manager["metadata"]["name"]))
             loops = [
                 asyncio.create_task(run_workers(self.agent_queue, self.reconcile_agent, workers=self.workers)),
                 asyncio.create_task(run_workers(self.hub_queue, self.reconcile_hub, workers=self.workers)),
@@ -718,6 +872,7 @@ class Simulation:
                 asyncio.create_task(run_workers(self.work_queue, self.reconcile_work, workers=self.workers)),
                 asyncio.create_task(run_workers(self.addon_queue, self.reconcile_addon, workers=self.workers)),
                 asyncio.create_task(run_workers(self.discovery_queue, self.reconcile_discovery, workers=1)),
+                asyncio.create_task(run_workers(self.cma_config_queue, self.reconcile_cma_configs, workers=1)),
             ]
             if ready is not None:
                 ready.set()
@@ -725,6 +880,7 @@ class Simulation:
         finally:
             queues: list[WorkQueue[Any]] = [
                 self.agent_queue, self.hub_queue, self.set_queue, self.work_queue, self.addon_queue, self.discovery_queue,
+                self.cma_config_queue,
             ]  # fmt: skip
             for queue in queues:
                 queue.shut_down()
@@ -733,6 +889,7 @@ class Simulation:
             await asyncio.gather(*loops, return_exceptions=True)
             await asyncio.gather(*watchers, return_exceptions=True)
             await self.templates.close()
+            await self.configs.close()
 
 
 def _availability(cluster: JSON) -> tuple[str, str, str]:

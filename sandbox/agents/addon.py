@@ -35,8 +35,10 @@ MCA of a registered add-on (a ClusterManagementAddOn, CMA, of the same name):
   ``ProbeUnavailable`` while it is Degraded at that generation, else True ``ProbeAvailable``.
   ``status.healthCheck.mode`` is ``Customized`` and ``status.namespace`` the install namespace.
 
-Nothing else of the MCA status is touched: ``configReferences``, ``Configured`` and
-``Progressing`` belong to the hub's add-on manager.
+Nothing else of the MCA status is touched here: ``configReferences``, ``Configured`` and
+``Progressing`` belong to the hub's add-on manager, except the desired spec hashes and
+``lastObservedGeneration`` the framework's hub-side config controllers fill
+(``addon_config_hash``).
 """
 
 from __future__ import annotations

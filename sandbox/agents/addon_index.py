@@ -1,6 +1,7 @@
 """Which ManagedClusterAddOns to look at again when something they depend on changes (pure, in
 memory): by add-on name (its ClusterManagementAddOn changed), by namespace (its cluster changed)
-and by the AddOnDeploymentConfigs and AddOnTemplates named in their ``status.configReferences``. Updated from the
+and by the AddOnDeploymentConfigs, AddOnTemplates and config objects of any kind named in their
+``status.configReferences`` (desired ones). Updated from the
 MCA watch, so each lookup costs the size of its answer, never a scan of every MCA."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from ocm_rollout.sandbox.agents.addon_template import template_reference
 
 Key = tuple[str, str]
 """(namespace, name)."""
+ConfigKey = tuple[str, str, str, str]
+"""(group, resource, namespace, name) of a config object."""
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:
@@ -33,6 +36,17 @@ def deployment_configs_of(mca: Mapping[str, Any]) -> set[Key]:
     return out
 
 
+def desired_configs_of(mca: Mapping[str, Any]) -> set[ConfigKey]:
+    """Every config object an MCA's configReferences name (desired ones), of any kind."""
+    out: set[ConfigKey] = set()
+    for ref in config_references(mca):
+        desired = ref.get("desiredConfig")
+        if isinstance(desired, Mapping) and desired.get("name"):
+            group, resource = str(ref.get("group") or ""), str(ref.get("resource") or "")
+            out.add((group, resource, str(desired.get("namespace") or ""), str(desired["name"])))
+    return out
+
+
 def template_of(mca: Mapping[str, Any]) -> str | None:
     """The AddOnTemplate an MCA's configReferences name (the desired one)."""
     ref = template_reference(mca)
@@ -40,8 +54,8 @@ def template_of(mca: Mapping[str, Any]) -> str | None:
 
 
 class AddonIndex:
-    """MCA keys by add-on name, by namespace and by referenced AddOnDeploymentConfig and
-    AddOnTemplate."""
+    """MCA keys by add-on name, by namespace and by referenced AddOnDeploymentConfig,
+    AddOnTemplate and config object of any kind."""
 
     def __init__(self) -> None:
         self._by_addon: dict[str, set[Key]] = {}
@@ -50,6 +64,8 @@ class AddonIndex:
         self._configs: dict[Key, set[Key]] = {}
         self._by_template: dict[str, set[Key]] = {}
         self._templates: dict[Key, str] = {}
+        self._by_any: dict[ConfigKey, set[Key]] = {}
+        self._any: dict[Key, set[ConfigKey]] = {}
 
     @staticmethod
     def _add(index: dict[Any, set[Key]], where: Any, key: Key) -> None:
@@ -74,6 +90,12 @@ class AddonIndex:
         for new in configs:
             self._add(self._by_config, new, key)
         self._configs[key] = configs
+        desired = desired_configs_of(mca)
+        for old_any in self._any.get(key, set()) - desired:
+            self._drop(self._by_any, old_any, key)
+        for new_any in desired:
+            self._add(self._by_any, new_any, key)
+        self._any[key] = desired
         template = template_of(mca)
         previous = self._templates.pop(key, None)
         if previous is not None and previous != template:
@@ -89,6 +111,8 @@ class AddonIndex:
         self._drop(self._by_namespace, namespace, key)
         for old in self._configs.pop(key, set()):
             self._drop(self._by_config, old, key)
+        for old_any in self._any.pop(key, set()):
+            self._drop(self._by_any, old_any, key)
         template = self._templates.pop(key, None)
         if template is not None:
             self._drop(self._by_template, template, key)
@@ -101,6 +125,10 @@ class AddonIndex:
 
     def using_config(self, namespace: str, name: str) -> list[Key]:
         return sorted(self._by_config.get((namespace, name), ()))
+
+    def naming(self, group: str, resource: str, namespace: str, name: str) -> list[Key]:
+        """The MCAs whose configReferences name that config object (of any kind)."""
+        return sorted(self._by_any.get((group, resource, namespace, name), ()))
 
     def using_template(self, name: str) -> list[Key]:
         return sorted(self._by_template.get(name, ()))
