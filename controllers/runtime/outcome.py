@@ -86,8 +86,11 @@ def apply_outcome(queue: WorkQueue[K], key: K, outcome: Outcome | None) -> float
     """Carry ``outcome`` out on ``queue`` for ``key`` (which the worker has marked done).
     ``None`` is a pass that raised. Returns the delay chosen, or None when nothing is queued."""
     if outcome is None or outcome.kind == "back_off":
-        delay = max(queue.backoff(queue.failures(key)), 0.0 if outcome is None else outcome.seconds)
-        queue.add_rate_limited(key, at_least=delay)
+        # Only the server's wait (a 429's Retry-After) holds the key against events; the
+        # exponential part is superseded by an event, as in client-go (a user's fix acts at once).
+        at_least = 0.0 if outcome is None else outcome.seconds
+        delay = max(queue.backoff(queue.failures(key)), at_least)
+        queue.add_rate_limited(key, at_least=at_least)
         return delay
     if outcome.kind == "conflict":
         queue.add_after(key, CONFLICT_RETRY_SECONDS)

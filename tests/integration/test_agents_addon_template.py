@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from ocm_rollout.api import crdgen
+from ocm_rollout.api.addon_template import AddOnTemplate
 from ocm_rollout.client.kube import (
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
@@ -27,7 +29,6 @@ from tests.integration.test_agents_env import conditions
 
 pytestmark = pytest.mark.integration
 
-REFERENCE_CRD = Path("/work/shared/reference/ocm-crds/addon.open-cluster-management.io_addontemplates.yaml")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "addons" / "template" / "hello-template.yaml"
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
 ADDON = "hello-template"
@@ -50,12 +51,10 @@ def serves_addontemplates(api: Api) -> bool:
 
 
 def serve_addontemplates(api: Api) -> None:
-    """Create OCM's AddOnTemplate CRD unless the hub serves addontemplates already."""
+    """Create the AddOnTemplate CRD (generated from api/) unless the hub serves addontemplates already."""
     if serves_addontemplates(api):
         return
-    if not REFERENCE_CRD.exists():
-        pytest.skip(f"no AddOnTemplate CRD at {REFERENCE_CRD}")
-    crd = yaml.safe_load(REFERENCE_CRD.read_text(encoding="utf-8"))
+    crd = crdgen.crd_for(AddOnTemplate)
     api.create(CRDS, {"metadata": {"name": crd["metadata"]["name"]}, "spec": crd["spec"]})
     wait_until(lambda: serves_addontemplates(api), timeout=20, message="addontemplates served")
 

@@ -113,6 +113,20 @@ def test_back_off_grows_and_only_done_or_after_resets_it() -> None:
     asyncio.run(scenario())
 
 
+def test_an_event_cuts_an_exponential_back_off_short_but_not_a_retry_after() -> None:
+    now = [0.0]
+    queue: WorkQueue[str] = WorkQueue("q", base_delay=1.0, max_delay=300.0, clock=lambda: now[0])
+    for _ in range(6):
+        apply_outcome(queue, "k", back_off("write failed"))  # the next retry is 32 s away
+    queue.add("k")  # a watch event: the user may have fixed the input
+    assert len(queue) == 1
+    queue._ready.clear()
+    queue._ready_set.clear()
+    apply_outcome(queue, "t", back_off("429", at_least=5.0))
+    queue.add("t")
+    assert len(queue) == 0  # the server asked for 5 s: the event waits
+
+
 def test_the_sooner_outcome_wins() -> None:
     assert sooner(after(5), back_off("x")).kind == "back_off"
     assert sooner(after(5), after(2)) == after(2)
