@@ -5,7 +5,8 @@ Placements install strategy and a Progressive rollout) rolls out on both, OCM's 
 request error, and the ClusterManagementAddOn and ManagedClusterAddOn statuses agree field by
 field, read in v1beta1 as OCM's manager reads and writes them.
 
-What is left out of the comparison, and why: timestamps (``lastTransitionTime``, the
+What is left out of the comparison, and why: the order of conditions (a map keyed by type whose
+order only says which writer came first), timestamps (``lastTransitionTime``, the
 ``lastApplied``/``lastKnownGood`` times, ``lastObservedGeneration``... anything named ``*Time``
 or ``*Timestamp``), and ``null`` values (the README: we leave unset ``lastAppliedConfig`` and
 ``lastKnownGoodConfig`` out instead of writing ``null``).
@@ -94,10 +95,18 @@ def _roll_out(tmp: Path, *, ocm: bool) -> tuple[dict[str, Any], dict[str, dict[s
 
 def _comparable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in sorted(value.items())
+        return {k: _by_type(k, _comparable(v)) for k, v in sorted(value.items())
                 if v is not None and not k.endswith(("Time", "Timestamp")) and k != "lastObservedGeneration"}
     if isinstance(value, list):
         return [_comparable(v) for v in value]
+    return value
+
+
+def _by_type(key: str, value: Any) -> Any:
+    """Conditions by type: a map keyed by type (``listType: map``), whose order only says which
+    writer came first."""
+    if key == "conditions" and isinstance(value, list):
+        return sorted(value, key=lambda c: str(c.get("type")) if isinstance(c, dict) else "")
     return value
 
 
