@@ -17,10 +17,12 @@ The pieces that did not change are shared with ``addon_v1alpha1``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ocm_rollout.api import addon_v1alpha1
 from ocm_rollout.api.addon_v1alpha1 import (
     GROUP,
     AddOnConfig,
@@ -230,22 +232,8 @@ class ManagedClusterAddOn(OCMObject):
     """The add-on on one managed cluster (in the cluster's namespace, named like its
     ClusterManagementAddOn)."""
 
-    KIND = KindInfo(
-        group=GROUP,
-        version=VERSION,
-        kind="ManagedClusterAddOn",
-        plural="managedclusteraddons",
-        singular="managedclusteraddon",
-        scope="Namespaced",
-        short_names=("mca", "mcas"),
-        printer_columns=(
-            PrinterColumn("Available", "string", '.status.conditions[?(@.type=="Available")].status'),
-            PrinterColumn("Degraded", "string", '.status.conditions[?(@.type=="Degraded")].status'),
-            PrinterColumn(
-                "Progressing", "string", '.status.conditions[?(@.type=="Progressing")].status'
-            ),
-        ),
-    )
+    # The same names and printer columns as in v1alpha1.
+    KIND = dataclasses.replace(addon_v1alpha1.ManagedClusterAddOn.KIND, version=VERSION)
 
     spec: Annotated[ManagedClusterAddOnSpec, Field(description="The add-on on this cluster.")]
     status: Annotated[
@@ -262,14 +250,7 @@ class AddOnDeploymentConfig(OCMObject):
     """Deployment settings (variables, node placement, proxy, registries, resources) that
     add-ons reference as a configuration; the same schema as v1alpha1."""
 
-    KIND = KindInfo(
-        group=GROUP,
-        version=VERSION,
-        kind="AddOnDeploymentConfig",
-        plural="addondeploymentconfigs",
-        singular="addondeploymentconfig",
-        scope="Namespaced",
-        status_subresource=False,
-    )
+    # The same names and printer columns as in v1alpha1.
+    KIND = dataclasses.replace(addon_v1alpha1.AddOnDeploymentConfig.KIND, version=VERSION)
 
     spec: Annotated[AddOnDeploymentConfigSpec, Field(description="The deployment settings.")]
