@@ -34,12 +34,13 @@ NAMESPACE_ERROR = 'Failed to apply manifest: namespaces "missing" not found'
 def failing_work(
     cluster: str,
     *,
-    since: datetime = at(0),
+    since: datetime | None = None,
     degraded: bool = True,
     generation: int = 1,
     errors: tuple[tuple[dict[str, Any], str], ...] | None = None,
 ) -> dict[str, Any]:
     """A work as the simulated agent (rollout mode) leaves it when its manifests do not apply."""
+    since = at(0) if since is None else since
     conditions = [
         cond("Applied", "False", generation, since, "AppliedManifestWorkFailed", "Failed to apply manifest work"),
         cond("Available", "False", generation, since, "ResourcesNotAvailable", "2 of 2 resources are not available"),
