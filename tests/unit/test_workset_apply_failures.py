@@ -12,6 +12,7 @@ import pytest
 from ocm_rollout.api.constants import ANNOTATION_TEMPLATE_APPLIED_TIME
 from ocm_rollout.controllers.common.wire import format_time
 from ocm_rollout.controllers.rollout import ClusterRolloutStatus, DecisionGroup, RolloutStatus, plan_rollout
+from ocm_rollout.controllers.rollout.wire import encode_plan, plan_document
 from ocm_rollout.controllers.workset.aggregation import DeployOutcome, build_status
 from ocm_rollout.controllers.workset.apply_failures import (
     LISTED_CLUSTERS,
@@ -309,3 +310,16 @@ def test_status_shows_a_timed_out_apply_failure_as_failed() -> None:
     text = report_fixture(at(120), deadline="60s")
     assert "4 failed, 1 progressing" in text and "apply failed," not in text
     assert "! cluster1 (TimeOut): progressDeadline exceeded (failing to apply since" in text
+
+
+def test_ocm_rollout_plan_reads_apply_failed_since() -> None:
+    doc = {
+        "now": "2026-01-01T12:01:01Z",
+        "strategy": progressive(maxConcurrency=1, progressDeadline="60s"),
+        "decisionGroups": [{"groupName": "", "groupIndex": 0, "clusters": ["c1", "c2"]}],
+        "existing": [{"clusterName": "c1", "status": "ToApply", "lastTransitionTime": None,
+                      "applyFailedSince": "2026-01-01T12:00:00Z"}],
+    }
+    out = encode_plan(plan_document(doc))
+    assert [(e["clusterName"], e["status"]) for e in out["clustersTimeOut"]] == [("c1", "TimeOut")]
+    assert out["maxFailureBreach"] is True
