@@ -111,6 +111,10 @@ def _manifest_failures(work: Mapping[str, Any]) -> tuple[ManifestFailure, ...]:
 
 def work_apply_failure(work: Mapping[str, Any]) -> ApplyFailure | None:
     """The apply failure ``work`` reports for its current generation, if any."""
+    status = work.get("status")
+    raw = find_condition(status.get("conditions") if isinstance(status, Mapping) else None, WORK_CONDITION_APPLIED)
+    if raw is None or raw.get("status") != CONDITION_FALSE:
+        return None  # the common case, decided without parsing every condition of a fleet's works
     applied = conditions_of(work).get(WORK_CONDITION_APPLIED)
     if applied is None or applied.status != CONDITION_FALSE or applied.observed_generation != generation_of(work):
         return None
