@@ -307,6 +307,9 @@ EVENT_REVISION_CREATED: Final = "RevisionCreated"
 # Warning (also on a ClusterManagementAddOn): a rolloutStrategy spells its type with the older key
 # rolloutType; it is read as type.
 EVENT_DEPRECATED_ROLLOUT_TYPE: Final = "DeprecatedRolloutType"
+# Warning: works of the rollout failed to apply on their clusters (their Applied condition is False
+# at their generation), naming the clusters and the agents' errors; once per (cluster, error).
+EVENT_MANIFESTWORK_APPLY_FAILED: Final = "ManifestWorkApplyFailed"
 
 # --------------------------------------------------------------------------------------------
 # ManifestWork conditions (work level and per manifest)

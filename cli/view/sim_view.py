@@ -41,6 +41,8 @@ from ocm_rollout.controllers.addon.report import (
 )
 from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import mapping_at
+from ocm_rollout.controllers.workset.report import APPLY_FAILED_STATE as WORKSET_APPLY_FAILED_STATE
+from ocm_rollout.controllers.workset.report import FAILED_STATE as WORKSET_FAILED_STATE
 from ocm_rollout.controllers.workset.report import Report, build_report
 from ocm_rollout.controllers.workset.workbuild import owner_for
 
@@ -185,6 +187,10 @@ def _decision_groups(pages: Sequence[JSON]) -> tuple[GroupRow, ...]:
     )
 
 
+# Rollout states whose cells carry the reason (listed under the group).
+_WITH_REASON = (WORKSET_FAILED_STATE, WORKSET_APPLY_FAILED_STATE)
+
+
 def _rollout_row(report: Report) -> RolloutRow:
     placements = []
     for placement in report.placements:
@@ -197,7 +203,7 @@ def _rollout_row(report: Report) -> RolloutRow:
             GroupRow(
                 group.index,
                 group.name,
-                tuple((line.cluster, line.state + (f": {line.reason}" if line.reason and line.state == "failed" else ""))
+                tuple((line.cluster, line.state + (f": {line.reason}" if line.reason and line.state in _WITH_REASON else ""))
                       for line in group.clusters),
             )
             for group in placement.groups
@@ -410,7 +416,10 @@ def build_snapshot(
 
 # --- text ----------------------------------------------------------------------------------------
 
-STATE_MARKS = {"succeeded": "+", "failed": "!", "timed out": "!", "progressing": "~", "waiting": ".", "selected": " "}
+STATE_MARKS = {
+    "succeeded": "+", "failed": "!", "timed out": "!", "apply failed": "x", "progressing": "~", "waiting": ".",
+    "selected": " ",
+}
 
 
 def _group_title(group: GroupRow) -> str:
@@ -513,7 +522,9 @@ def render(
         lines.append(f"  ... and {hidden} more clusters")
     if snapshot.rollouts:
         lines.append("")
-        lines.append("ROLLOUTS (ManifestWorkReplicaSets)   + succeeded  ~ progressing  ! failed  . waiting")
+        lines.append(
+            "ROLLOUTS (ManifestWorkReplicaSets)   + succeeded  ~ progressing  ! failed  x apply failed  . waiting"
+        )
     for rollout in snapshot.rollouts:
         conds = "  ".join(f"{t}={s}" + (f"({r})" if r else "") for t, s, r in rollout.conditions)
         lines.append(f"  {rollout.namespace}/{rollout.name}  {conds}")

@@ -136,6 +136,10 @@ class ClusterRolloutStatus:
     status: RolloutStatus
     #: An aware datetime (naive = UTC) or integer nanoseconds since the Unix epoch; None if unknown.
     last_transition_time: Timestamp | None = None
+    #: ToApply only (ours, docs/behaviour/rollout.md 6): the workload reported that applying its
+    #: current spec failed, since this moment. With a progressDeadline the cluster times out at
+    #: this moment plus the deadline, as a Failed or Progressing one does; None: no such report.
+    apply_failed_since: Timestamp | None = None
 
     def __post_init__(self) -> None:
         if type(self.status) is not RolloutStatus:

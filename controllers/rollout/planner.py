@@ -141,6 +141,13 @@ def plan(
     deadline = strategy.progress_deadline_ns  # None: unlimited
     soak = strategy.min_success_time_ns
 
+    def apply_deadline(entry: ClusterRolloutStatus) -> tuple[int, int]:
+        """(since, end) in nanoseconds for a ToApply cluster whose apply failed (ours, section 6)."""
+        raw = entry.apply_failed_since
+        assert raw is not None and deadline is not None
+        since = raw if type(raw) is int else to_ns(raw)
+        return since, since + deadline
+
     # --- judging one reported cluster (section 6) ---
     def judge(
         entry: ClusterRolloutStatus,
@@ -156,8 +163,17 @@ def plan(
         ltt = None if raw_ltt is None else (raw_ltt if type(raw_ltt) is int else to_ns(raw_ltt))
         group = label_of(name, _NO_GROUP)
         if status is TO_APPLY:
-            rollout.append(PlannedCluster(name, group[0], group[1], status, ltt, None))
-            return status
+            failed_since = entry.apply_failed_since
+            if failed_since is None or deadline is None:
+                rollout.append(PlannedCluster(name, group[0], group[1], status, ltt, None))
+                return status
+            # Ours: an apply that keeps failing times out like a Failed cluster (section 6).
+            since, end = apply_deadline(entry)
+            if now_ns < end:
+                rollout.append(PlannedCluster(name, group[0], group[1], status, ltt, end))
+                return status
+            timeout.append(PlannedCluster(name, group[0], group[1], TIME_OUT, since, end))
+            return TIME_OUT
         if status is SUCCEEDED:
             if soak == MAX_DURATION_NS:
                 return status
@@ -217,9 +233,14 @@ def plan(
         rollout: list[PlannedCluster] = []
         timeout: list[PlannedCluster] = []
         remembered: dict[str, RolloutStatus] = {}
+        # ToApply clusters whose apply failed are judged in their group's turn (only a deadline
+        # can make them TimeOut), so the order of the walk is the one for any ToApply cluster.
+        apply_failed: dict[str, ClusterRolloutStatus] = {}
         for entry in current:
             if entry.status is not TO_APPLY:
                 remembered[entry.cluster_name] = judge(entry, soak, rollout, timeout)
+            elif entry.apply_failed_since is not None and deadline is not None:
+                apply_failed[entry.cluster_name] = entry
         remembered_get = remembered.get
         failures_so_far = 0
         breach = False
@@ -235,7 +256,17 @@ def plan(
                         group_failures += 1
                         breach = group_failures > allowed
                     continue
-                rollout.append(PlannedCluster(name, group_name, group_index, TO_APPLY, None, None))
+                failing = apply_failed.get(name) if apply_failed else None
+                if failing is None:
+                    rollout.append(PlannedCluster(name, group_name, group_index, TO_APPLY, None, None))
+                    continue
+                since, end = apply_deadline(failing)
+                if now_ns < end:
+                    rollout.append(PlannedCluster(name, group_name, group_index, TO_APPLY, None, end))
+                    continue
+                timeout.append(PlannedCluster(name, group_name, group_index, TIME_OUT, since, end))
+                group_failures += 1
+                breach = group_failures > allowed
             failures_so_far += group_failures
             if len(rollout) - failures_so_far > 0 or breach:
                 stop: Stop = "breach" if breach else "group_unfinished"

@@ -5,7 +5,8 @@ Input::
     {"now": "RFC3339",
      "strategy": {"type": "All|Progressive|ProgressivePerGroup", "all": {...}, ...},
      "decisionGroups": [{"groupName": "canary", "groupIndex": 0, "clusters": ["c1", "c2"]}],
-     "existing": [{"clusterName": "c1", "status": "Succeeded", "lastTransitionTime": "RFC3339" | null}]}
+     "existing": [{"clusterName": "c1", "status": "Succeeded", "lastTransitionTime": "RFC3339" | null,
+                   "applyFailedSince": "RFC3339" (optional, ours: a ToApply cluster whose apply failed)}]}
 
 Output::
 
@@ -123,7 +124,8 @@ def decode_groups(items: Iterable[Any], path: str = "decisionGroups") -> tuple[D
 
 
 def decode_existing(items: Iterable[Any], path: str = "existing") -> tuple[ClusterRolloutStatus, ...]:
-    """Decode ``[{"clusterName", "status", "lastTransitionTime"}]``; times become nanoseconds."""
+    """Decode ``[{"clusterName", "status", "lastTransitionTime", "applyFailedSince"?}]``; times become
+    nanoseconds."""
     entries: list[ClusterRolloutStatus] = []
     for position, item in enumerate(items):
         item_path = f"{path}[{position}]"
@@ -142,7 +144,9 @@ def decode_existing(items: Iterable[Any], path: str = "existing") -> tuple[Clust
             )
         raw_time = item.get("lastTransitionTime")
         ltt = None if raw_time is None else _time(raw_time, f"{item_path}.lastTransitionTime")
-        entries.append(ClusterRolloutStatus(name, RolloutStatus(status), ltt))
+        raw_since = item.get("applyFailedSince")
+        since = None if raw_since is None else _time(raw_since, f"{item_path}.applyFailedSince")
+        entries.append(ClusterRolloutStatus(name, RolloutStatus(status), ltt, since))
     return tuple(entries)
 
 

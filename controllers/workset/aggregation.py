@@ -12,6 +12,9 @@ Improvements over OCM (see the README's compatibility section):
 - A malformed rollout strategy or decision-group label is reported in ``PlacementVerified``
   (False, ``NotAsExpected``, message naming the field) instead of being overwritten.
 - A missing Placement's condition message names it.
+- Works whose agent reports that they failed to apply (``Applied`` False at their generation) are
+  named in ``ManifestworkApplied``'s message with the agents' errors (``apply_failures.py``); a work
+  that failed to apply never lets the condition be True (OCM: an empty message).
 
 Pure: no I/O, ``now`` is an argument; conditions use set-condition semantics (the transition
 time moves only when the status flips), observedGeneration is never set.
@@ -48,6 +51,7 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.wire import JSON, is_deleting, labels_of
+from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, applied_message, apply_failures
 from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
@@ -188,6 +192,8 @@ class StatusResult:
     # Clusters per placement that count in the summary (works applied with the current template).
     existing: dict[str, set[str]] = field(default_factory=dict)
     succeeded: int = 0
+    # Current works whose agent reports that they failed to apply (improvement 9), by cluster.
+    apply_failures: list[ApplyFailure] = field(default_factory=list)
 
 
 def build_status(
@@ -273,6 +279,7 @@ def build_status(
         set_status_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
 
     summary = {**empty_summary(), "total": count}
+    counted: list[JSON] = []
     if count > 0:
         by_placement: dict[str, list[JSON]] = {}
         for work in works:
@@ -282,18 +289,22 @@ def build_status(
             if placement is not None:
                 by_placement.setdefault(placement, []).append(work)
         for entry in entries:
+            counted.extend(by_placement.get(entry["name"], ()))
             counts = count_work_conditions(by_placement.get(entry["name"], ()))
             entry["summary"].update(counts)
             for key, value in counts.items():
                 summary[key] += value
 
+    # Improvement 9: works that failed to apply are named in the message, whatever the reason.
+    result.apply_failures = apply_failures(counted)
+    not_applied = applied_message(result.apply_failures, count)
     if failures:
         set_status_condition(
             conditions,
             CONDITION_MANIFESTWORK_APPLIED,
             "False",
             failure_reason(failures),
-            failure_message(failures),
+            "; ".join(m for m in (failure_message(failures), not_applied) if m),
             now,
         )
     elif count == 0:
@@ -304,7 +315,12 @@ def build_status(
             else REASON_NOT_AS_EXPECTED
         )
         set_status_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", reason, "", now)
-    elif summary["available"] == count and summary["progressing"] == 0 and summary["degraded"] == 0:
+    elif (
+        summary["available"] == count
+        and summary["progressing"] == 0
+        and summary["degraded"] == 0
+        and not not_applied
+    ):
         if unready:
             set_status_condition(
                 conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "; ".join(unready), now
@@ -314,10 +330,12 @@ def build_status(
                 conditions, CONDITION_MANIFESTWORK_APPLIED, "True", REASON_AS_EXPECTED, "", now
             )
     elif summary["progressing"] > 0 and summary["degraded"] == 0:
-        set_status_condition(conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, "", now)
+        set_status_condition(
+            conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_PROCESSING, not_applied, now
+        )
     else:
         set_status_condition(
-            conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, "", now
+            conditions, CONDITION_MANIFESTWORK_APPLIED, "False", REASON_NOT_AS_EXPECTED, not_applied, now
         )
 
     new = copy.deepcopy(old)

@@ -10,7 +10,9 @@
 - a Warning with the reason ``ManifestworkApplied`` gets (``ManifestWorkInvalid``,
   ``ManifestWorkWriteFailed``, ...; improvement 2) when works cannot be written, naming the
   clusters and the API server's error, once per distinct situation (the retries with back-off
-  that follow tell nothing new).
+  that follow tell nothing new);
+- ``ManifestWorkApplyFailed`` (Warning; improvement 9) when works failed to apply on their
+  clusters, once per (cluster, error): built in ``apply_failures.py``.
 
 Pure: the caller keeps ``breaches`` (placement -> failed clusters already reported) and the
 spelling and write-failure warnings already told between passes; losing them (a restart) only means a breach or a

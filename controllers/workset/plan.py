@@ -309,7 +309,9 @@ def _plan_ref(
     pending = sorted(c for c in reserved if c not in plan.statuses)
     plan.reserved = frozenset(c for c in pending if c in plan.decided)
     existing = [
-        ClusterRolloutStatus(cluster, RolloutStatus(status.status), status.last_transition_time)
+        ClusterRolloutStatus(
+            cluster, RolloutStatus(status.status), status.last_transition_time, status.apply_failed_since
+        )
         for cluster, status in sorted(plan.statuses.items())
     ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in pending]
     existing.sort(key=lambda entry: entry.cluster_name)

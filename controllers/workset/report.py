@@ -4,6 +4,8 @@ counts the controller publishes as metrics (improvement 5).
 Per placement and decision group, every decided cluster is in one state:
 - ``succeeded``: its work has the current template and its rollout status is Succeeded;
 - ``failed``: Failed, or timed out (past progressDeadline);
+- ``apply failed``: not failed (yet), but its agent reports that the current work failed to
+  apply (``Applied`` False at its generation; improvement 9), with the first error;
 - ``progressing``: its work has the current template but is not done yet;
 - ``waiting``: no work with the current template yet (the rollout has not reached it).
 ``applied`` counts the clusters whose current work reports ``Applied`` True at its generation.
@@ -33,6 +35,7 @@ from ocm_rollout.controllers.common import rollout_text
 from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from ocm_rollout.controllers.rollout.strategy import effective_type
+from ocm_rollout.controllers.workset.apply_failures import work_apply_failure
 from ocm_rollout.controllers.workset.plan import RefPlan, plan_deploy
 from ocm_rollout.controllers.workset.revisions import revision_name
 from ocm_rollout.controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
@@ -40,9 +43,10 @@ from ocm_rollout.controllers.workset.workbuild import owner_for
 
 SUCCEEDED_STATE = "succeeded"
 FAILED_STATE = "failed"
+APPLY_FAILED_STATE = "apply failed"
 PROGRESSING_STATE = "progressing"
 WAITING_STATE = "waiting"
-STATES = (SUCCEEDED_STATE, FAILED_STATE, PROGRESSING_STATE, WAITING_STATE)
+STATES = (SUCCEEDED_STATE, FAILED_STATE, APPLY_FAILED_STATE, PROGRESSING_STATE, WAITING_STATE)
 
 
 @dataclass
@@ -157,7 +161,8 @@ def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> C
     if cluster in timed_out:
         entry = timed_out[cluster]
         since = entry.last_transition_time
-        reason = "progressDeadline exceeded" + (f" (in progress since {format_time(since)})" if since else "")
+        doing = "failing to apply" if status.apply_failed_since is not None else "in progress"
+        reason = "progressDeadline exceeded" + (f" ({doing} since {format_time(since)})" if since else "")
         if status.reason:
             reason += f"; {status.reason}"
         details = _manifest_failures(work)
@@ -170,6 +175,9 @@ def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> C
         return ClusterLine(cluster, FAILED_STATE, applied, FAILED, "; ".join(parts))
     if status.status == SUCCEEDED:
         return ClusterLine(cluster, SUCCEEDED_STATE, applied, SUCCEEDED)
+    not_applied = work_apply_failure(work)
+    if not_applied is not None:
+        return ClusterLine(cluster, APPLY_FAILED_STATE, applied, status.status, not_applied.first_error)
     return ClusterLine(cluster, PROGRESSING_STATE, applied, status.status, status.reason)
 
 
@@ -252,12 +260,14 @@ def build_report(
 # ------------------------------------------------------------------------------------------
 
 BAR_WIDTH = rollout_text.BAR_WIDTH
-_BAR_CHARS = {SUCCEEDED_STATE: "#", FAILED_STATE: "!", PROGRESSING_STATE: "~", WAITING_STATE: "."}
+_BAR_CHARS = {
+    SUCCEEDED_STATE: "#", FAILED_STATE: "!", APPLY_FAILED_STATE: "x", PROGRESSING_STATE: "~", WAITING_STATE: "."
+}
 _SHOWN_FAILURES = 10
 
 
 def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
-    """A stacked bar: ``#`` succeeded, ``!`` failed, ``~`` progressing, ``.`` waiting."""
+    """A stacked bar: ``#`` succeeded, ``!`` failed, ``x`` apply failed, ``~`` progressing, ``.`` waiting."""
     return rollout_text.progress_bar(counts, STATES, _BAR_CHARS, width)
 
 
@@ -316,9 +326,10 @@ def render_report(report: Report) -> str:
             lines.append(f"{head}: {placement.error}")
             continue
         counts = {s: placement.count(s) for s in STATES}
+        apply_failed = f" {counts[APPLY_FAILED_STATE]} apply failed," if counts[APPLY_FAILED_STATE] else ""
         head += (
             f"  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{placement.total} succeeded,"
-            f" {placement.applied} applied, {counts[FAILED_STATE]} failed,"
+            f" {placement.applied} applied, {counts[FAILED_STATE]} failed,{apply_failed}"
             f" {counts[PROGRESSING_STATE]} progressing, {counts[WAITING_STATE]} waiting"
         )
         lines.append(head)
@@ -330,9 +341,10 @@ def render_report(report: Report) -> str:
         pad = max((len(t) for t in titles), default=0)
         for group, title in zip(placement.groups, titles, strict=True):
             g_counts = {s: group.count(s) for s in STATES}
+            g_apply_failed = f"  apply failed {g_counts[APPLY_FAILED_STATE]}" if g_counts[APPLY_FAILED_STATE] else ""
             lines.append(
                 f"    {title:<{pad}}  {progress_bar(g_counts)} {g_counts[SUCCEEDED_STATE]}/{len(group.clusters)}"
-                f" succeeded  applied {group.applied}  failed {g_counts[FAILED_STATE]}"
+                f" succeeded  applied {group.applied}  failed {g_counts[FAILED_STATE]}{g_apply_failed}"
                 f"  progressing {g_counts[PROGRESSING_STATE]}  waiting {g_counts[WAITING_STATE]}"
             )
             failed_lines = [c for c in group.clusters if c.state == FAILED_STATE]
@@ -340,6 +352,11 @@ def render_report(report: Report) -> str:
                 lines.append(f"      ! {bad.cluster} ({bad.rollout_status}): {bad.reason or 'no reason reported'}")
             if len(failed_lines) > _SHOWN_FAILURES:
                 lines.append(f"      ! and {len(failed_lines) - _SHOWN_FAILURES} more failed clusters")
+            not_applied = [c for c in group.clusters if c.state == APPLY_FAILED_STATE]
+            for bad in not_applied[:_SHOWN_FAILURES]:
+                lines.append(f"      x {bad.cluster} (apply failed, {bad.rollout_status}): {bad.reason}")
+            if len(not_applied) > _SHOWN_FAILURES:
+                lines.append(f"      x and {len(not_applied) - _SHOWN_FAILURES} more clusters that failed to apply")
         if placement.recheck_after is not None:
             lines.append(f"    next check in {placement.recheck_after:.0f}s (minSuccessTime / progressDeadline)")
     return "\n".join(lines)

@@ -1,5 +1,5 @@
-"""ManifestWork status -> the rollout status the planner consumes (docs/behaviour/mwrs.md 5.4), with two
-improvements over OCM:
+"""ManifestWork status -> the rollout status the planner consumes (docs/behaviour/mwrs.md 5.4), with three
+improvements over OCM (numbered as in the README):
 
 1. A work that carries no ``Progressing`` condition at all is judged from ``Applied`` and
    ``Available`` (OCM's agent writes ``Progressing`` only through condition rules, so OCM's
@@ -9,6 +9,10 @@ improvements over OCM:
 4. Times are never older than the start of the work's current revision: when the controller
    wrote the current spec it recorded the moment (``start`` below), and a condition whose status
    did not flip since an older revision cannot start the soak or deadline clock before it.
+9. A work whose ``Applied`` is False at the current generation while it has a ``Progressing``
+   condition is ToApply, as in OCM, but carries the moment its apply failed
+   (``apply_failed_since``): with a progressDeadline the planner counts it as TimeOut once the
+   deadline has passed since then, instead of waiting on it for ever.
 
 Pure: no I/O; everything comes from the work dict and the ``start`` argument.
 """
@@ -54,6 +58,9 @@ class WorkRolloutStatus:
     last_transition_time: datetime | None = None
     # Why: which conditions decided it (shown by `ocm-rollout status` and in events).
     reason: str = ""
+    # ToApply because ``Applied`` is False at the current generation (improvement 9): since when
+    # (never before the current revision). With a progressDeadline the planner times it out.
+    apply_failed_since: datetime | None = None
 
 
 def revision_start(work: Mapping[str, Any]) -> datetime | None:
@@ -87,6 +94,10 @@ def rollout_status(work: Mapping[str, Any], start: datetime | None = None) -> Wo
     progressing = conds.get(WORK_CONDITION_PROGRESSING)
     if progressing is None:
         return _without_progressing(applied, conds.get(WORK_CONDITION_AVAILABLE), generation, start)
+    if applied.status == FALSE:
+        # OCM: ToApply (for ever). Improvement 9: the planner may time it out from this moment.
+        since = _clock(applied.last_transition_time, start)
+        return WorkRolloutStatus(TO_APPLY, reason=_describe(applied), apply_failed_since=since)
     if applied.status != TRUE:
         return WorkRolloutStatus(TO_APPLY, reason="Applied is not True")
     if progressing.observed_generation != generation:

@@ -42,6 +42,7 @@ from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, aft
 from ocm_rollout.controllers.workset import aggregation, history, progress, rollback
 from ocm_rollout.controllers.workset import events as rollout_events
 from ocm_rollout.controllers.workset.aggregation import DeployOutcome
+from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, apply_failure_events
 from ocm_rollout.controllers.workset.history import HistoryStep
 from ocm_rollout.controllers.workset.plan import WorkDelete
 from ocm_rollout.controllers.workset.planning import PlanInputs, Plans, plan_and_decide
@@ -71,6 +72,7 @@ class Pass:
     outcome: DeployOutcome = field(default_factory=DeployOutcome)  # (execute)
     status: JSON = field(default_factory=dict)  # the status to announce events against (write_status)
     persisted: bool = False
+    apply_failures: list[ApplyFailure] = field(default_factory=list)  # works that failed to apply (write_status)
 
     @property
     def namespace(self) -> str:
@@ -291,6 +293,7 @@ async def write_status(ctl: WorksetController, p: Pass) -> Outcome | None:
         result.status, old_status=p.body.get("status"), mwrs_name=p.name, decision=plans.decision,
         plan_u=plans.plan_u, executed=plans.plan, held=plans.held, now=p.now,
     )
+    p.apply_failures = result.apply_failures
     p.persisted = True
     if aggregation.status_changed(p.body.get("status"), new_status):
         p.persisted = await ctl._patch_mwrs(p.body, {"status": new_status}, subresource="status") is not None
@@ -321,12 +324,14 @@ async def tell(ctl: WorksetController, p: Pass) -> Outcome | None:
     ctl.told.put(p.key, "spellings", told)
     failed, told = rollout_events.write_failure_events(p.outcome, ctl.told.get(p.key, "failures", frozenset()))
     ctl.told.put(p.key, "failures", told)
+    not_applied, pairs = apply_failure_events(p.apply_failures, ctl.told.get(p.key, "apply-failures", frozenset()))
+    ctl.told.put(p.key, "apply-failures", pairs)
     found, memory = rollout_events.rollout_events(
         plan=plans.plan, outcome=p.outcome, old_status=p.body.get("status"), new_status=p.status,
         breaches=ctl.told.get(p.key, "breaches", {}),
     )
     ctl.told.put(p.key, "breaches", memory)
-    for event in spelling + failed + found:
+    for event in spelling + failed + not_applied + found:
         await ctl.recorder.record(
             p.body, kind=MANIFEST_WORK_REPLICA_SETS, reason=event.reason, message=event.message, now=p.now,
             event_type=WARNING if event.type == rollout_events.WARNING else NORMAL,

@@ -141,6 +141,26 @@ def test_failed_cluster_state_carries_the_reason() -> None:
     assert cells["cluster1"].startswith("failed")
 
 
+def test_a_cluster_whose_work_failed_to_apply_is_shown_with_the_agents_error() -> None:
+    """Improvement 9: not "progressing" but "apply failed", with the first error, marked x."""
+    failing = work("cluster1", cond("Applied", "False", 1, "AppliedManifestWorkFailed"), cond("Progressing", "True"))
+    failing["status"]["resourceStatus"] = {"manifests": [{
+        "resourceMeta": {"ordinal": 0, "group": "example.com", "version": "v1", "kind": "Widget",
+                         "namespace": "default", "name": "w"},
+        "conditions": [{**cond("Applied", "False"),
+                        "message": 'Failed to apply manifest: the server doesn\'t have a resource type "Widget"'}],
+    }]}
+    snap = snapshot(works=[failing])
+    cells = dict(snap.rollouts[0].placements[0].groups[0].cells)
+    assert cells["cluster1"] == (
+        'apply failed: the server doesn\'t have a resource type "Widget" (manifest 0: example.com/v1 Widget default/w)'
+    )
+    text = render(snap, width=200)
+    assert "xcluster1 .cluster2" in text
+    assert 'cluster1 apply failed: the server doesn\'t have a resource type "Widget"' in text
+    assert "x apply failed" in text
+
+
 def test_placement_groups_list_their_clusters() -> None:
     placement = snapshot().placements[0]
     assert placement.title == "default/web"
