@@ -213,7 +213,7 @@ def _message(
         reader.take(";")
         field.json_name = json_name(field.name)
         if type_name in SCALARS:
-            field.type = SCALARS[type_name]  # type: ignore[assignment]
+            field.type = SCALARS[type_name]
         else:
             unresolved.append((field, type_name, "." + inner, line))
     reader.take("}")
