@@ -49,6 +49,8 @@ class PluginError(Exception):
         super().__init__(f"plugin {plugin}: {method}: {message}")
         self.plugin = plugin
         self.method = method
+        #: The message without the plugin and method names.
+        self.reason = message
 
 
 class PluginCallError(PluginError):
@@ -163,7 +165,7 @@ class PluginClient:
         try:
             await self.initialize()
         except PluginError as exc:
-            return plugin_loaded(self.name, f"Initialize fails: {exc}")
+            return plugin_loaded(self.name, f"Initialize fails: {exc.reason}")
         return plugin_loaded(self.name, None)
 
     async def begin_rollout(self, request: Message) -> None:
