@@ -177,3 +177,18 @@ def test_a_bad_work_config_is_a_usage_error(kubeconfig: str, tmp_path: Path) -> 
     with pytest.raises(run.UsageError) as info:
         _config(kubeconfig, "--work-config", str(path))
     assert str(info.value) == f"--work-config: {path}: plugins[0] (p): endpoint: required (HOST:PORT)"
+
+
+def test_up_checks_the_work_config_and_gives_it_to_the_workset_controller(tmp_path: Path) -> None:
+    from ocm_rollout.cli.commands import up
+
+    path = tmp_path / "config.yaml"
+    path.write_text("plugins: [{name: p, endpoint: 'a:b'}]\n")
+    args = build_parser().parse_args(["up", "--work-config", str(path)])
+    with pytest.raises(up.UsageError) as info:
+        up._check(args)
+    assert str(info.value) == f"--work-config: {path}: plugins[0] (p): endpoint: port must be 1-65535, got 'b' in 'a:b'"
+    workset = up._controller_argv("workset", tmp_path / "kc", "info", None, str(path))
+    assert workset[-2:] == ["--work-config", str(path)]
+    assert "--work-config" not in up._controller_argv("addon", tmp_path / "kc", "info", None, str(path))
+    assert "--work-config" not in up._controller_argv("workset", tmp_path / "kc", "info", None)
