@@ -28,7 +28,8 @@ from ocm_rollout.controllers.rollout.plugin.client import (
     PluginUnavailableError,
     ValidationAnswer,
 )
-from ocm_rollout.controllers.rollout.plugin.config import PluginConfig
+from ocm_rollout.controllers.rollout.plugin.config import PluginConfig, PluginRegistry
+from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.rollout.plugin.states import Validation
 from ocm_rollout.sandbox import tls
 
@@ -286,3 +287,24 @@ async def test_the_example_server_runs_from_its_command_line(tmp_path: Path) -> 
         _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0, err
     assert "ValidateRolloutCompletion default/hello/canary/c1 -> SUCCEEDED (call 1 of 1)" in err
+
+
+async def test_plugin_clients_load_once_and_retry_failures(served: Callable[..., Any]) -> None:
+    port = free_port()
+    registry = PluginRegistry({"smoke": plaintext(port)}, source="config.yaml")
+    clients = PluginClients(registry, lambda config: PluginClient(config, attempts=3, initial_backoff=0.25))
+    try:
+        missing = await clients.loaded("other")
+        assert (missing.status, missing.message) == (
+            "False", "plugin 'other' is not registered in config.yaml (work-controller-config plugins)"
+        )
+        assert clients.client("other") is None
+        assert (await clients.loaded("smoke")).status == "False"  # nothing listens yet
+        plugin = smoke.SmokePlugin()
+        await served(plugin, f"127.0.0.1:{port}")
+        for _ in range(3):
+            assert (await clients.loaded("smoke")).status == "True"
+        assert plugin.calls["Initialize"] == 1
+        assert clients.client("smoke") is clients.client("smoke")
+    finally:
+        await clients.close()
