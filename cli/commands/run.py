@@ -10,13 +10,15 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.client import fencing
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.controllers.rollout.plugin import config as plugin_config
+from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry, webhook
 
 log = logging.getLogger("controllers.run")
@@ -44,6 +46,8 @@ class RunConfig:
     debug_address: tuple[str, int] | None
     webhook_address: tuple[str, int] | None = None
     webhook_cert_dir: Path | None = None
+    # --work-config: the registered rollout plugins (empty without the flag).
+    plugins: PluginRegistry = field(default_factory=PluginRegistry)
 
 
 def _seconds(text: str) -> float:
@@ -158,6 +162,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="directory holding the webhook's tls.crt and tls.key (reloaded when they change)",
     )
     parser.add_argument(
+        "--work-config",
+        default=None,
+        metavar="PATH",
+        help=(
+            "the work controller's configuration file (OCM's work-controller-config config.yaml): "
+            "its 'plugins' list registers the rollout plugins ManifestWorkReplicaSets may name"
+        ),
+    )
+    parser.add_argument(
         "--log-format",
         choices=runtime_logging.FORMATS,
         default="text",
@@ -208,6 +221,10 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         load_client(args.kubeconfig)
     except KubeconfigError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        plugins = plugin_config.load(args.work_config) if args.work_config else PluginRegistry()
+    except plugin_config.PluginConfigError as exc:
+        raise UsageError(f"--work-config: {exc}") from None
     namespaces = sorted(set(args.namespaces)) if args.namespaces else None
     if namespaces is not None and any(not ns.strip() for ns in namespaces):
         raise UsageError("--namespace must not be empty")
@@ -227,6 +244,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         debug_address=debug_address,
         webhook_address=webhook_address,
         webhook_cert_dir=_webhook_cert_dir(args, webhook_address),
+        plugins=plugins,
     )
 
 
@@ -341,6 +359,7 @@ def _start_operator(
                 ready=ready,
                 debug_address=config.debug_address,
                 fence=fence,
+                plugins=config.plugins,
             )
         finally:
             marker.cancel()

@@ -41,6 +41,7 @@ from ocm_rollout.cli.view.live_view import LiveView
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.rollout.plugin import config as plugin_config
 from ocm_rollout.controllers.runtime import registry
 from ocm_rollout.sandbox.server import LocalHub
 from ocm_rollout.sandbox.sim_profile import Profile, ProfileError, load_profile
@@ -98,6 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="no live view: the banner, the agents' and controllers' logs and nothing else (the view is not "
         "computed at all); without it, the view is a screen on a terminal and one line per change otherwise",
     )
+    parser.add_argument(
+        "--work-config", metavar="PATH",
+        help="the work controller's configuration file: its 'plugins' register rollout plugins "
+        "(given to the workset controller's `run --work-config`; see docs/behaviour/validation.md)",
+    )
     parser.add_argument("--log-level", default="warning", choices=runtime_logging.LEVELS, help="(default: warning)")
     parser.set_defaults(func=main)
 
@@ -122,6 +128,11 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         raise UsageError(f"--profile: {exc}") from None
+    if args.work_config:
+        try:
+            plugin_config.load(args.work_config)
+        except plugin_config.PluginConfigError as exc:
+            raise UsageError(f"--work-config: {exc}") from None
     return profile, _controllers(args.controllers)
 
 
@@ -193,16 +204,20 @@ def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | 
     return f"http://{address[0]}:{address[1]}{DEBUG_PATH}/NAMESPACE/NAME"
 
 
-def _controller_argv(name: str, kubeconfig: Path, log_level: str, debug_address: tuple[str, int] | None) -> list[str]:
+def _controller_argv(
+    name: str, kubeconfig: Path, log_level: str, debug_address: tuple[str, int] | None, work_config: str | None = None
+) -> list[str]:
     """``ocm-rollout run`` for one controller against the local hub: no leader election (it is
-    the only replica), no probe or metrics ports, the debug endpoint for the placement controller."""
+    the only replica), no probe or metrics ports, the debug endpoint for the placement controller,
+    the work configuration (rollout plugins) for the workset controller."""
     debug = "0"
     if debug_address is not None and name == "placement":
         debug = f"{debug_address[0]}:{debug_address[1]}"
+    extra = ["--work-config", str(Path(work_config).expanduser().absolute())] if work_config and name == "workset" else []
     return python_module(
         "ocm_rollout.cli", "run", "--controllers", name, "--kubeconfig", str(kubeconfig), "--no-leader-elect",
         "--health-bind-address", "0", "--metrics-bind-address", "0", "--debug-bind-address", debug,
-        "--log-level", log_level,
+        "--log-level", log_level, *extra,
     )
 
 
@@ -214,7 +229,7 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
     children = [Child("the simulated agents", python_module("ocm_rollout.sandbox.sim_main", *agents))]
     for name in names:
         children.append(
-            Child(f"the {name} controller", _controller_argv(name, kubeconfig, args.log_level, debug_address))
+            Child(f"the {name} controller", _controller_argv(name, kubeconfig, args.log_level, debug_address, args.work_config))
         )
     return children
 

@@ -36,6 +36,7 @@ from aiohttp import web
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, Listener, WatchSource
 from ocm_rollout.controllers.runtime.events import EventRecorder
 from ocm_rollout.controllers.runtime.outcome import Outcome, apply_outcome, raised
@@ -71,6 +72,9 @@ class ControllerContext:
     # Metrics hooks (no-ops unless the runner wires them to Prometheus).
     on_reconcile: Callable[[str, float, BaseException | None], None] | None = None
     on_queue_depth: Callable[[str, int], None] | None = None
+    # The registered rollout plugins (``run --work-config``; OCM enhancement 231): configuration
+    # only. A controller makes its ``PluginClient``s in its own event loop.
+    plugins: PluginRegistry = field(default_factory=PluginRegistry)
 
 
 @dataclass(frozen=True)
