@@ -196,6 +196,7 @@ class MetricCheck(OCMModel):
         Field(
             min_length=1,
             max_length=8192,
+            pattern=r"\S",
             description=(
                 "A PromQL query template. {{cluster}}, {{clusterRegex}}, {{name}} and {{namespace}} "
                 "are replaced by escaped, double-quoted PromQL string literals (write "
