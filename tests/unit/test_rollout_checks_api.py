@@ -4,9 +4,11 @@ rejected by the models and, through the generated CRD (its CEL rules included), 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from ocm_rollout.api.cluster_v1alpha1 import RolloutStrategy
@@ -14,6 +16,8 @@ from ocm_rollout.api.crdgen import crd_errors, generate_crds
 from ocm_rollout.api.kinds import parse_object
 from ocm_rollout.api.meta import InvalidObject
 from ocm_rollout.api.rollout_checks import MetricCheck, RolloutValidation
+from ocm_rollout.controllers.rollout.checks import compile_checks
+from ocm_rollout.controllers.rollout.checks.promql import render_query
 from ocm_rollout.sandbox.schema import CompiledSchema
 
 Obj = dict[str, Any]
@@ -203,3 +207,14 @@ def test_the_hub_rejects_duplicate_check_names_as_a_list_map() -> None:
     body = strategy()
     body["validation"]["checks"].append(copy.deepcopy(body["validation"]["checks"][0]))
     assert any("Duplicate" in e or "duplicate" in e for e in hub_errors(mwrs(body)))
+
+
+def test_the_example_verified_rollout_compiles_and_renders() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "work" / "manifestworkreplicaset-verified-rollout.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    (ref,) = doc["spec"]["placementRefs"]
+    compiled = compile_checks(ref["rolloutStrategy"])
+    assert compiled is not None and compiled.names == ("replicas-ready", "error-rate")
+    (metric_check,) = compiled.metrics
+    assert 'cluster="cluster1",job="web"' in render_query(metric_check.query, cluster="cluster1")
+    assert ref["rolloutStrategy"]["plugin"] == "safe-rollout"
