@@ -16,13 +16,13 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_PROMOTED
 from ocm_rollout.api.rollout_checks import RolloutPromotion
-from ocm_rollout.controllers.rollout.model import GroupKey
+from ocm_rollout.controllers.rollout.model import DecisionGroup, GroupKey, MandatoryGroupRef
 
 
 class PromotionError(ValueError):
@@ -75,6 +75,22 @@ def promoted_groups(promotions: Mapping[str, Promotion], placement: str, revisio
     if entry is None or entry.revision != revision:
         return frozenset()
     return entry.groups
+
+
+def rollout_order(groups: Iterable[DecisionGroup], mandatory: Sequence[MandatoryGroupRef]) -> tuple[GroupKey, ...]:
+    """The decision groups in the planner's rollout order: the mandatory groups, then the others
+    whose index is below the number of distinct indices, each part by (index, name)."""
+    keys = sorted({g.key for g in groups}, key=lambda k: (k.group_index, k.group_name))
+    index_count = len({k.group_index for k in keys})
+    selected: set[GroupKey] = set()
+    for ref in mandatory:
+        if ref.group_name:
+            selected.update(k for k in keys if k.group_name == ref.group_name)
+        else:
+            selected.update(k for k in keys if k.group_index == ref.group_index)
+    first = [k for k in keys if k in selected]
+    rest = [k for k in keys if k not in selected and 0 <= k.group_index < index_count]
+    return (*first, *rest)
 
 
 def gated_groups(spec: RolloutPromotion | None, order: Sequence[GroupKey]) -> tuple[GroupKey, ...]:
