@@ -63,8 +63,33 @@ CheckDuration = Annotated[
 # - namespace: the ManifestWorkReplicaSet's namespace (an add-on: its install namespace).
 QUERY_PLACEHOLDERS: Final = ("cluster", "clusterRegex", "name", "namespace")
 PLACEHOLDER_RE: Final = re.compile(r"\{\{\s*([A-Za-z][A-Za-z0-9_]*)?\s*\}\}")
-# A placeholder written inside quotes: it would become a string literal inside a string.
-_QUOTED_PLACEHOLDER_RE = re.compile(r"""["'`]\s*\{\{[^}]*\}\}|\{\{[^}]*\}\}\s*["'`]""")
+
+
+def placeholder_in_string(template: str) -> str | None:
+    """The first placeholder written inside a PromQL string literal (double-, single- or
+    back-quoted), where it would become a string literal inside a string; None when none is."""
+    quote = ""
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if quote:
+            if ch == "\\" and quote != "`":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+            elif template.startswith("{{", i):
+                match = PLACEHOLDER_RE.match(template, i)
+                if match is not None:
+                    return match.group(0)
+        elif ch in "\"'`":
+            quote = ch
+        elif ch == "#":  # a comment, to the end of the line
+            end = template.find("\n", i)
+            i = len(template) if end < 0 else end
+            continue
+        i += 1
+    return None
 
 
 def _check_query_template(value: str) -> str:
@@ -75,10 +100,11 @@ def _check_query_template(value: str) -> str:
         if name not in QUERY_PLACEHOLDERS:
             known = ", ".join("{{" + p + "}}" for p in QUERY_PLACEHOLDERS)
             raise ValueError(f"unknown placeholder {match.group(0)!r}; the known ones are {known}")
-    if _QUOTED_PLACEHOLDER_RE.search(value):
+    quoted = placeholder_in_string(value)
+    if quoted is not None:
         raise ValueError(
-            "a placeholder is replaced by a quoted PromQL string literal: write cluster={{cluster}}, "
-            'not cluster="{{cluster}}"'
+            f"{quoted} is inside a string literal; a placeholder is replaced by a quoted PromQL string "
+            'literal of its own: write cluster={{cluster}}, not cluster="{{cluster}}"'
         )
     return value
 

@@ -103,10 +103,17 @@ def test_every_placeholder_is_rendered_and_spacing_is_allowed() -> None:
     assert string_literal('a"b\\c\td') == '"a\\"b\\\\c\\td"'
     with pytest.raises(QueryTemplateError, match="unknown placeholder"):
         render_query("up{c={{clusterName}}}", cluster="c")
+    with pytest.raises(QueryTemplateError, match="inside a string literal"):
+        render_query('up{c="x-{{cluster}}"}', cluster="c")
+    # Quotes and comments are followed: only a placeholder inside a literal is refused.
+    assert render_query('up{a="}\\"#", c={{cluster}}} # {{name}}', cluster="c", name="n") == (
+        'up{a="}\\"#", c="c"} # "n"'
+    )
 
 
 def test_the_api_rejects_templates_the_renderer_would_refuse() -> None:
-    for query in ("up{c={{clusterName}}}", 'up{c="{{cluster}}"}', "up{c='{{ cluster }}'}"):
+    for query in ("up{c={{clusterName}}}", 'up{c="{{cluster}}"}', "up{c='{{ cluster }}'}", 'up{c="x-{{cluster}}-y"}',
+                  "label_replace(up, `a`, `{{cluster}}`, ``, ``)", 'up{a="\\"", c="{{cluster}}"}'):
         with pytest.raises(ValueError):
             MetricCheck.model_validate({"provider": {"name": "p"}, "query": query, "successCondition": "true"})
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ocm_rollout.api.rollout_checks import PLACEHOLDER_RE, QUERY_PLACEHOLDERS
+from ocm_rollout.api.rollout_checks import PLACEHOLDER_RE, QUERY_PLACEHOLDERS, placeholder_in_string
 
 # --------------------------------------------------------------------------------------------
 # Rendering
@@ -31,7 +31,8 @@ _RE2_META: Final = frozenset("\\.+*?()|[]{}^$")
 
 
 class QueryTemplateError(ValueError):
-    """A query template with an unknown placeholder, or a placeholder without a value."""
+    """A query template with an unknown placeholder, or one inside a string literal (the API
+    rejects both; the renderer checks again)."""
 
 
 def string_literal(value: str) -> str:
@@ -63,7 +64,11 @@ def render_query(template: str, *, cluster: str, name: str = "", namespace: str 
         "name": string_literal(name),
         "namespace": string_literal(namespace),
     }
-    assert set(values) == set(QUERY_PLACEHOLDERS)
+    if set(values) != set(QUERY_PLACEHOLDERS):
+        raise QueryTemplateError("the renderer and the API disagree on the placeholders")
+    quoted = placeholder_in_string(template)
+    if quoted is not None:
+        raise QueryTemplateError(f"{quoted} is inside a string literal")
 
     def replace(match: re.Match[str]) -> str:
         key = match.group(1)
