@@ -6,7 +6,9 @@ docs/behaviour/validation.md):
 - ``promql`` and ``metric``: metric checks (query rendering with escaped placeholders, the
   Prometheus answer, Argo Rollouts' measurement and analysis semantics);
 - ``promotion``: the manual promotion gate;
-- ``phase``: the phases of a check and of a cluster's checks together.
+- ``phase``: the phases of a check and of a cluster's checks together;
+- ``cluster``: one cluster's checks on one pass (the verdict, the metric checks due, when to
+  look again).
 
 ``compile_checks`` compiles a whole ``validation`` at once, as the controllers do before a
 rollout starts: a condition that does not compile is reported by check name and field.

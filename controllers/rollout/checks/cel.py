@@ -156,10 +156,16 @@ def _as_cel(value: Any) -> Any:
 
 
 def _eval_message(exc: CELEvalError) -> str:
+    """celpy's message, with the key or index it names (``no such key: 'a/b'``)."""
     args = exc.args
-    if args and isinstance(args[0], str):
-        return args[0]
-    return str(exc)
+    if not args or not isinstance(args[0], str):
+        return str(exc)
+    message = args[0]
+    detail = args[2] if len(args) > 2 and isinstance(args[2], tuple) and args[2] else None
+    if detail is not None:
+        shown = ", ".join(repr(str(d)) if isinstance(d, str) else str(d) for d in detail)
+        message = f"{message}: {shown}"
+    return message
 
 
 def _type_name(value: Any) -> str:

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from ocm_rollout.api.gosyntax import parse_go_duration
 from ocm_rollout.api.rollout_checks import MetricCheck
+from ocm_rollout.api.times import format_micro_time, parse_time
 from ocm_rollout.controllers.rollout.checks.cel import (
     METRIC_VARIABLES,
     Condition,
@@ -56,13 +57,26 @@ class Measurement:
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The measurement as JSON (times RFC 3339 with microseconds), for the caller to keep."""
         return {
             "phase": str(self.phase),
-            "startedAt": self.started_at.isoformat(),
-            "finishedAt": self.finished_at.isoformat(),
+            "startedAt": format_micro_time(self.started_at),
+            "finishedAt": format_micro_time(self.finished_at),
             "value": self.value,
             "message": self.message,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Measurement:
+        """A measurement kept with ``to_dict``; raises ValueError for anything else."""
+        try:
+            phase = Phase(data["phase"])
+            started, finished = parse_time(str(data["startedAt"])), parse_time(str(data["finishedAt"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a measurement: {exc}") from None
+        if phase is Phase.RUNNING:
+            raise ValueError("not a measurement: a measurement is never Running")
+        return cls(phase, started, finished, str(data.get("value") or ""), str(data.get("message") or ""))
 
 
 def _ns(text: str | None) -> timedelta | None:
