@@ -1,9 +1,9 @@
 """CEL of the rollout checks: a condition's source in, a compiled condition out; then a
 variables activation in, ``True`` / ``False`` or a ``ConditionError`` out.
 
-Built on the placement CEL machinery (``ocm_rollout.controllers.placement.cel``: celpy with
-cel-go's optional syntax, the Kubernetes libraries, CEL's cross-type number comparisons and a
-cost budget). The compile-time check differs in one way: the declared variables are the
+Built on the CEL machinery placement ``celSelector`` uses (``controllers/common/cel_*.py``:
+celpy with cel-go's optional syntax, the Kubernetes libraries, CEL's cross-type number
+comparisons and a cost budget). The compile-time check differs in one way: the declared variables are the
 check's (``feedback``, ``manifests``, ``conditions``, ``cluster`` for a feedback check;
 ``result``, ``series``, ``resultType``, ``cluster`` for a metric check), not ``managedCluster``.
 
@@ -25,19 +25,19 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from ocm_rollout.controllers.placement.cel import CelCompileError, to_cel
-from ocm_rollout.controllers.placement.cel_check import Checker, located
-from ocm_rollout.controllers.placement.cel_declarations import VARIABLE as PLACEMENT_VARIABLE
-from ocm_rollout.controllers.placement.cel_eval import (
+from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker, located
+from ocm_rollout.controllers.common.cel_declarations import VARIABLE as PLACEMENT_VARIABLE
+from ocm_rollout.controllers.common.cel_eval import (
     PER_EXPRESSION_LIMIT,
     Budget,
     BudgetedEvaluator,
     CostLimitExceeded,
 )
-from ocm_rollout.controllers.placement.cel_functions import functions
-from ocm_rollout.controllers.placement.cel_grammar import parse
-from ocm_rollout.controllers.placement.cel_library import OptionalValue
-from ocm_rollout.controllers.placement.cel_typecheck import OptionalTypes
+from ocm_rollout.controllers.common.cel_functions import functions
+from ocm_rollout.controllers.common.cel_grammar import parse
+from ocm_rollout.controllers.common.cel_library import OptionalValue
+from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
+from ocm_rollout.controllers.common.cel_values import to_cel
 
 FEEDBACK_VARIABLES: Final = frozenset({"feedback", "manifests", "conditions", "cluster"})
 METRIC_VARIABLES: Final = frozenset({"result", "series", "resultType", "cluster"})
