@@ -24,6 +24,7 @@ from ocm_rollout.api.meta import (
     Threshold,
     Time,
 )
+from ocm_rollout.api.rollout_checks import PluginName, RolloutPromotion, RolloutValidation
 
 GROUP = constants.CLUSTER_GROUP
 VERSION = "v1alpha1"
@@ -195,6 +196,20 @@ class RolloutStrategy(OCMModel):
                 "placement's lastKnownGoodConfig)."
             )
         ),
+    ] = None
+    plugin: Annotated[PluginName | None, Field()] = None
+    validation: Annotated[
+        RolloutValidation | None,
+        Field(
+            description=(
+                "Built-in checks (ours) that must pass on a cluster, once its work has applied, "
+                "before it counts as succeeded (meanwhile it is Validating)."
+            )
+        ),
+    ] = None
+    promotion: Annotated[
+        RolloutPromotion | None,
+        Field(description="Decision groups that wait for a manual promotion (ours) before they are rolled out to."),
     ] = None
     all: Annotated[RolloutAll | None, Field(description="Settings of the All type.")] = None
     progressive: Annotated[

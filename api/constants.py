@@ -122,6 +122,11 @@ ROLLOUT_STATUSES: Final = (
     ROLLOUT_STATUS_TIMEOUT,
     ROLLOUT_STATUS_SKIP,
 )
+# Verified rollouts (OCM enhancement 231's new state; rolloutStrategy.validation / plugin): a
+# cluster whose work applied and whose checks have not all passed yet. In flight, as Progressing
+# (it counts toward maxConcurrency and progressDeadline bounds it). Not in ROLLOUT_STATUSES yet:
+# the planner does not take it as input until the controllers wire the checks in.
+ROLLOUT_STATUS_VALIDATING: Final = "Validating"
 
 CASCADE_DELETION_BACKGROUND: Final = "Background"
 CASCADE_DELETION_FOREGROUND: Final = "Foreground"
@@ -284,6 +289,19 @@ DEFAULT_REVISION_HISTORY_LIMIT: Final = 10
 ANNOTATION_ROLLOUT_ABORT: Final = "rollout.ocm-rollout.io/abort"
 ANNOTATION_ROLLOUT_RETRY: Final = "rollout.ocm-rollout.io/retry"
 ANNOTATION_ROLLOUT_PAUSED: Final = "rollout.ocm-rollout.io/paused"
+# - promoted (manual promotion, rolloutStrategy.promotion; docs/behaviour/validation.md): JSON
+#   {"<placement>": {"revision": "<revision>", "groups": [<decision group index>, ...]}}, the
+#   placement named as in its placementRef (a ManifestWorkReplicaSet) or "<namespace>/<name>"
+#   (a ClusterManagementAddOn); revision is the one rolling out (a ManifestWorkReplicaSet's
+#   status.updateRevision; an add-on placement's desired-configurations revision). A promotion
+#   holds only for that revision, so a new rollout waits again.
+ANNOTATION_ROLLOUT_PROMOTED: Final = "rollout.ocm-rollout.io/promoted"
+# Reasons (ours) for a placement's rollout held by a check or a promotion gate, and for a
+# check whose condition does not compile.
+REASON_WAITING_FOR_PROMOTION: Final = "WaitingForPromotion"
+REASON_VALIDATING: Final = "Validating"
+REASON_CHECK_FAILED: Final = "CheckFailed"
+REASON_INVALID_CHECK: Final = "InvalidCheck"
 # Written by the add-on manager (controllers/addon/abort.py) on a ClusterManagementAddOn, with a
 # resourceVersion precondition and before any ManagedClusterAddOn is reverted: the aborted
 # configuration rollouts, JSON {"<placement namespace>/<name>": {"time", "revision", "cause",

@@ -13,6 +13,10 @@ Verbs (ManifestWorkReplicaSets, --kind mwrs, the default):
   abort    abort the rollout in progress: annotation rollout.ocm-rollout.io/abort := status.updateRevision
   retry    retry an aborted rollout: annotation rollout.ocm-rollout.io/retry := status.abortedTime (and
            the abort annotation removed)
+  promote  promote the decision group waiting for a manual promotion (rolloutStrategy.promotion) of
+           a placement (--placement NAME when several placementRefs have a promotion gate; --group N
+           to promote gated group N ahead of time): annotation rollout.ocm-rollout.io/promoted
+           records the group for status.updateRevision (docs/behaviour/validation.md)
 
 Add-ons (--kind addon, ClusterManagementAddOns, cluster-scoped: -n is ignored):
   pause    annotation rollout.ocm-rollout.io/paused: "true" holds the configuration rollout
@@ -22,7 +26,7 @@ Add-ons (--kind addon, ClusterManagementAddOns, cluster-scoped: -n is ignored):
   retry    annotation rollout.ocm-rollout.io/retry := the time of the abort recorded in the
            annotation rollout.ocm-rollout.io/aborted (--placement NS/NAME when they were aborted
            at different times); an abort request naming the retried revision is removed
-  history and undo are not supported for add-ons (exit code 2).
+  history, undo and promote are not supported for add-ons (exit code 2).
 
 Every verb only changes declarative state on the object (the controllers act on it, also after a
 restart) and prints what it did as kubectl does, e.g.
@@ -47,7 +51,7 @@ from typing import Any
 
 import kubernetes
 
-from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT
 from ocm_rollout.cli.commands.rollout_verbs import (
     KINDS,
     Change,
@@ -59,13 +63,22 @@ from ocm_rollout.cli.commands.rollout_verbs import (
     history_rows,
     live_history,
     pause_change,
+    promote_change,
+    promoted_placement,
     render_history,
     resume_change,
     retry_change,
     revision_template,
     undo_change,
 )
-from ocm_rollout.client.kube import CONTROLLER_REVISIONS, Conflict, Kube, KubeError, NotFound
+from ocm_rollout.client.kube import (
+    CONTROLLER_REVISIONS,
+    PLACEMENT_DECISIONS,
+    Conflict,
+    Kube,
+    KubeError,
+    NotFound,
+)
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client, one_line
 from ocm_rollout.controllers.common.wire import JSON, meta
 from ocm_rollout.controllers.workset.revisions import owned_by
@@ -84,11 +97,13 @@ VERBS: dict[str, str] = {
     "resume": "resume a paused rollout",
     "abort": "abort the rollout in progress (a ManifestWorkReplicaSet's, or an add-on's configuration rollout)",
     "retry": "retry an aborted rollout",
+    "promote": "promote the decision group waiting for a manual promotion (a ManifestWorkReplicaSet's)",
 }
 ADDON_VERBS = frozenset({"pause", "resume", "abort", "retry"})
 ADDON_UNSUPPORTED: dict[str, str] = {
     "history": "ClusterManagementAddOn configurations have no revision history",
     "undo": "ClusterManagementAddOn configurations have no revision history to roll back to",
+    "promote": "manual promotion of add-on configuration rollouts is not wired into the CLI yet",
 }
 
 
@@ -121,6 +136,16 @@ def _revision_or_zero(text: str) -> int:
     value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 (the previous revision) or a revision number, got {value}")
+    return value
+
+
+def _group_index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a decision group index: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"decision group indices start at 0, got {value}")
     return value
 
 
@@ -161,6 +186,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
                 "-o", "--output", choices=("yaml", "json"), default=None,
                 help="yaml (the default with --revision) or json; without --revision, the rows as data",
             )
+        if verb == "promote":
+            verb_parser.add_argument(
+                "--placement", default=None, metavar="NAME",
+                help="the placementRef to promote (needed when several have a promotion gate)",
+            )
+            verb_parser.add_argument(
+                "--group", type=_group_index, default=None, metavar="N",
+                help="promote gated decision group N (default: the group waiting now)",
+            )
         if verb in ("abort", "retry"):
             verb_parser.add_argument(
                 "--placement", default=None, metavar="NS/NAME",
@@ -199,7 +233,7 @@ def check_args(args: argparse.Namespace) -> None:
     if args.kind == "addon" and args.verb not in ADDON_VERBS:
         raise UsageError(f"rollout {args.verb} is not supported for add-ons: {ADDON_UNSUPPORTED[args.verb]}")
     placement = getattr(args, "placement", None)
-    if placement is not None:
+    if placement is not None and args.verb != "promote":
         if args.kind != "addon":
             raise UsageError("--placement applies to add-ons only (--kind addon)")
         namespace, _, name = placement.partition("/")
@@ -282,6 +316,12 @@ async def _decide(kube: Kube, target: Target, args: argparse.Namespace) -> Chang
 
         decide = rollout_addon.abort_change if args.verb == "abort" else rollout_addon.retry_change
         return decide(target, obj, args.placement)
+    if args.verb == "promote":
+        ref = promoted_placement(target, obj, args.placement)
+        decisions = await kube.list_objects(
+            PLACEMENT_DECISIONS, target.namespace, label_selector=f"{LABEL_PLACEMENT}={ref.get('name')}"
+        )
+        return promote_change(target, obj, ref, decisions, args.group)
     if args.verb == "abort":
         return abort_change(target, obj)
     if args.verb == "retry":

@@ -3,7 +3,7 @@
 Pure: no I/O. ``controllers/commands/rollout.py`` reads the objects, asks this module for a
 :class:`Change` (a patch or a whole object to write, and the line to print) or a rendering, and
 writes it. Every change is declarative state on the rollout's owner (``spec.manifestWorkTemplate``,
-``spec.paused``, the abort/retry/paused annotations), so it survives controller restarts.
+``spec.paused``, the abort/retry/paused/promoted annotations), so it survives controller restarts.
 """
 
 from __future__ import annotations
@@ -18,14 +18,20 @@ import yaml
 from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_PAUSED,
+    ANNOTATION_ROLLOUT_PROMOTED,
     ANNOTATION_ROLLOUT_RETRY,
 )
+from ocm_rollout.api.rollout_checks import RolloutPromotion
 from ocm_rollout.client.kube import (
     CLUSTER_MANAGEMENT_ADDONS,
     MANIFEST_WORK_REPLICA_SETS,
     Resource,
 )
+from ocm_rollout.controllers.common.decisions import DecisionGroupError, decision_groups
 from ocm_rollout.controllers.common.wire import JSON, annotations_of, name_of
+from ocm_rollout.controllers.rollout.checks.promotion import PromotionError, promote, rollout_order
+from ocm_rollout.controllers.rollout.model import RolloutInputError
+from ocm_rollout.controllers.rollout.strategy import decode_strategy
 from ocm_rollout.controllers.workset.revisions import (
     by_number,
     live_history,
@@ -193,6 +199,58 @@ def retry_change(target: Target, mwrs: Mapping[str, Any]) -> Change:
         f"{target.display} retried (aborted at {aborted})",
         patch={"metadata": {"annotations": {ANNOTATION_ROLLOUT_RETRY: aborted, ANNOTATION_ROLLOUT_ABORT: None}}},
     )
+
+
+# -- promote (ManifestWorkReplicaSets) -------------------------------------------------------------
+
+
+def promoted_placement(target: Target, mwrs: Mapping[str, Any], placement: str | None) -> Mapping[str, Any]:
+    """The placementRef to promote: the one named, else the only one with a promotion gate."""
+    spec = mwrs.get("spec")
+    refs = spec.get("placementRefs") if isinstance(spec, Mapping) else None
+    refs = [r for r in refs or () if isinstance(r, Mapping)]
+    if placement is not None:
+        for ref in refs:
+            if ref.get("name") == placement:
+                return ref
+        raise RolloutError(f"{target.display} has no placementRef {placement!r}")
+    gated = [r for r in refs if isinstance(r.get("rolloutStrategy"), Mapping) and r["rolloutStrategy"].get("promotion")]
+    if len(gated) != 1:
+        names = ", ".join(str(r.get("name")) for r in gated) or "none"
+        raise RolloutError(
+            f"{target.display}: name the placement with --placement (placementRefs with a promotion gate: {names})"
+        )
+    return gated[0]
+
+
+def promote_change(
+    target: Target,
+    mwrs: Mapping[str, Any],
+    ref: Mapping[str, Any],
+    decisions: Iterable[Mapping[str, Any]],
+    group: int | None,
+) -> Change:
+    """Promote the decision group of ``ref``'s placement that waits now (or ``group``) for the
+    update revision: the promoted annotation records it, with a resourceVersion precondition so
+    that a concurrent promotion of another placement is never lost."""
+    placement = str(ref.get("name"))
+    update = status_field(mwrs, "updateRevision")
+    if not update:
+        raise RolloutError(f"{target.display} has no rollout in progress to promote (status.updateRevision is not set)")
+    found = ref.get("rolloutStrategy")
+    raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    try:
+        strategy = decode_strategy(raw, f"placementRefs[{placement}].rolloutStrategy")
+        spec = RolloutPromotion.model_validate(raw["promotion"]) if raw.get("promotion") is not None else None
+        order = rollout_order(decision_groups(decisions), strategy.mandatory_decision_groups)
+        value, promoted = promote(annotations_of(mwrs), placement, update, spec, order, group)
+    except (RolloutInputError, DecisionGroupError, PromotionError, ValueError) as exc:
+        raise RolloutError(f"{target.display}: {exc}") from None
+    patch: JSON = {"metadata": {"annotations": {ANNOTATION_ROLLOUT_PROMOTED: value}}}
+    version = mwrs.get("metadata", {}).get("resourceVersion") if isinstance(mwrs.get("metadata"), Mapping) else None
+    if version:
+        patch["metadata"]["resourceVersion"] = version
+    return Change(f"{target.display} promoted (placement {placement}, decision group {promoted}, revision {update})", patch)
 
 
 # -- undo ------------------------------------------------------------------------------------------

@@ -34,20 +34,20 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from ocm_rollout.controllers.placement.cel_check import CelCompileError, Checker, located
-from ocm_rollout.controllers.placement.cel_declarations import VARIABLE
-from ocm_rollout.controllers.placement.cel_eval import (
+from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker, located
+from ocm_rollout.controllers.common.cel_declarations import VARIABLE
+from ocm_rollout.controllers.common.cel_eval import (
     PER_EXPRESSION_LIMIT,
     SHARED_BUDGET,
     Budget,
     BudgetedEvaluator,
     CostLimitExceeded,
 )
-from ocm_rollout.controllers.placement.cel_functions import ScoreLookup, functions
-from ocm_rollout.controllers.placement.cel_grammar import parse
-from ocm_rollout.controllers.placement.cel_library import OptionalValue
-from ocm_rollout.controllers.placement.cel_typecheck import OptionalTypes
-from ocm_rollout.controllers.placement.cel_values import to_cel
+from ocm_rollout.controllers.common.cel_functions import ScoreLookup, functions
+from ocm_rollout.controllers.common.cel_grammar import parse
+from ocm_rollout.controllers.common.cel_library import OptionalValue
+from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
+from ocm_rollout.controllers.common.cel_values import to_cel
 
 __all__ = [
     "PER_EXPRESSION_LIMIT",

@@ -28,7 +28,7 @@ from ocm_rollout.api.constants import (
     SELECTOR_TYPE_LABEL_SELECTOR,
 )
 from ocm_rollout.api.meta import LabelSelector
-from ocm_rollout.controllers.placement.quantity import QuantityError, approximate_float
+from ocm_rollout.controllers.common.quantity import QuantityError, approximate_float
 from ocm_rollout.controllers.placement.selectors import (
     CompiledSelector,
     SelectorError,

@@ -53,6 +53,37 @@ _OLDER_SPELLING = (
     "example), is accepted and read as type instead of being pruned (which silently rolled out to All)"
 )
 _ROLLBACK = "revision history and rollback, with OCM enhancement 229's names (not in OCM's API yet)"
+_PLUGIN = (
+    "rollout plugin of OCM enhancement 231 (rolloutStrategy.plugin, not in OCM's API yet); shared by "
+    "ClusterManagementAddOn placements, whose strategy is the same RolloutStrategy type"
+)
+_CHECKS = (
+    "verified rollouts (ours, issue 24): built-in feedback and metric checks a cluster must pass before "
+    "it counts as succeeded, next to enhancement 231's plugin; docs/behaviour/validation.md"
+)
+_PROMOTION = (
+    "manual promotion (ours, issue 24): decision groups that wait for `ocm-rollout rollout promote`; "
+    "docs/behaviour/validation.md"
+)
+# Every property path under rolloutStrategy.validation / .promotion (a sub-tree OCM lacks entirely).
+_CHECK_PATHS = tuple(
+    f".validation{tail}"
+    for tail in (
+        "", ".checks", ".checks[]", ".checks[].name", ".checks[].feedback",
+        ".checks[].feedback.successCondition", ".checks[].feedback.failureCondition", ".checks[].metric",
+        ".checks[].metric.provider", ".checks[].metric.provider.address", ".checks[].metric.provider.name",
+        ".checks[].metric.query", ".checks[].metric.successCondition", ".checks[].metric.failureCondition",
+        ".checks[].metric.initialDelay", ".checks[].metric.interval", ".checks[].metric.count",
+        ".checks[].metric.failureLimit", ".checks[].metric.inconclusiveLimit",
+        ".checks[].metric.consecutiveErrorLimit", ".checks[].metric.timeout",
+    )
+)  # fmt: skip
+_PROMOTION_PATHS = tuple(
+    f".promotion{tail}"
+    for tail in ("", ".type", ".decisionGroups", ".decisionGroups[]", ".decisionGroups[].groupName",
+                 ".decisionGroups[].groupIndex")
+)  # fmt: skip
+_MWRS_STRATEGY = ".spec.placementRefs[].rolloutStrategy"
 # ClusterManagementAddOn v1beta1 places the same cluster.open-cluster-management.io/v1alpha1
 # RolloutStrategy as v1alpha1, so each of its rollout-strategy deviations holds in both versions.
 _CMA_VERSIONS = ("v1alpha1", "v1beta1")
@@ -81,7 +112,19 @@ EXTRA_PATHS: dict[tuple[str, str, str], str] = {
     ),
     **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.rolloutType"): _OLDER_SPELLING for v in _CMA_VERSIONS},
     **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.failureStrategy"): _ROLLBACK for v in _CMA_VERSIONS},
-}
+    **{(kind, v, f"{base}.plugin"): _PLUGIN for kind, v, base in (
+        ("ManifestWorkReplicaSet", "v1alpha1", _MWRS_STRATEGY),
+        *(("ClusterManagementAddOn", v, _CMA_STRATEGY) for v in _CMA_VERSIONS),
+    )},
+    **{(kind, v, f"{base}{tail}"): _CHECKS for kind, v, base in (
+        ("ManifestWorkReplicaSet", "v1alpha1", _MWRS_STRATEGY),
+        *(("ClusterManagementAddOn", v, _CMA_STRATEGY) for v in _CMA_VERSIONS),
+    ) for tail in _CHECK_PATHS},
+    **{(kind, v, f"{base}{tail}"): _PROMOTION for kind, v, base in (
+        ("ManifestWorkReplicaSet", "v1alpha1", _MWRS_STRATEGY),
+        *(("ClusterManagementAddOn", v, _CMA_STRATEGY) for v in _CMA_VERSIONS),
+    ) for tail in _PROMOTION_PATHS},
+}  # fmt: skip
 
 
 @functools.cache

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from ocm_rollout.controllers.placement.quantity import QuantityError, approximate_float, parse_quantity, pow10
+from ocm_rollout.controllers.common.quantity import QuantityError, approximate_float, parse_quantity, pow10
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,9 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError, base_functions
 
-from ocm_rollout.controllers.placement import cel_library
-from ocm_rollout.controllers.placement.cel_library import OptionalValue
-from ocm_rollout.controllers.placement.cel_values import is_number, plain_number, to_cel
+from ocm_rollout.controllers.common import cel_library
+from ocm_rollout.controllers.common.cel_library import OptionalValue
+from ocm_rollout.controllers.common.cel_values import is_number, plain_number, to_cel
 
 ScoreLookup = Callable[[str, str], Sequence[tuple[str, int]] | None]
 """(cluster name, AddOnPlacementScore name) -> the score items, or None if no such object."""

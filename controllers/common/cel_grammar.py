@@ -23,7 +23,7 @@ import lark
 from celpy.celparser import CELParser
 from lark.exceptions import LexError, ParseError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
-from ocm_rollout.controllers.placement.cel_declarations import OPTIONAL_GLOBALS
+from ocm_rollout.controllers.common.cel_declarations import OPTIONAL_GLOBALS
 
 # Rules added to celpy's grammar (its installed cel.lark): the optional member forms, and list
 # and map literals whose elements / entries may be optional (and, as in cel-go, may end with a

@@ -10,7 +10,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from ocm_rollout.controllers.placement import cel_library
+from ocm_rollout.controllers.common import cel_library
 
 VARIABLE = "managedCluster"
 

@@ -19,10 +19,10 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError, Evaluator
 
-from ocm_rollout.controllers.placement.cel_declarations import CELPY_MACROS, OPTIONAL_MACROS
-from ocm_rollout.controllers.placement.cel_grammar import call_arguments, has_select, macro_variable
-from ocm_rollout.controllers.placement.cel_library import OPTIONAL_NONE, OptionalValue
-from ocm_rollout.controllers.placement.cel_values import is_number, plain_number
+from ocm_rollout.controllers.common.cel_declarations import CELPY_MACROS, OPTIONAL_MACROS
+from ocm_rollout.controllers.common.cel_grammar import call_arguments, has_select, macro_variable
+from ocm_rollout.controllers.common.cel_library import OPTIONAL_NONE, OptionalValue
+from ocm_rollout.controllers.common.cel_values import is_number, plain_number
 
 # --------------------------------------------------------------------------------------------
 # Cost

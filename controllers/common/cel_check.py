@@ -17,7 +17,7 @@ from typing import Any
 
 import lark
 
-from ocm_rollout.controllers.placement.cel_declarations import (
+from ocm_rollout.controllers.common.cel_declarations import (
     GLOBAL_FUNCTIONS,
     MACROS,
     MEMBER_FUNCTIONS,
@@ -27,7 +27,7 @@ from ocm_rollout.controllers.placement.cel_declarations import (
     TYPE_IDENTS,
     VARIABLE,
 )
-from ocm_rollout.controllers.placement.cel_grammar import call_arguments, has_select, macro_variable
+from ocm_rollout.controllers.common.cel_grammar import call_arguments, has_select, macro_variable
 
 
 class CelCompileError(ValueError):

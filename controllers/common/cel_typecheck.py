@@ -13,9 +13,9 @@ from typing import Any
 
 import lark
 
-from ocm_rollout.controllers.placement.cel_check import Checker
-from ocm_rollout.controllers.placement.cel_declarations import MACROS, OPTIONAL_MACROS
-from ocm_rollout.controllers.placement.cel_grammar import OPERATOR_RULES, call_arguments
+from ocm_rollout.controllers.common.cel_check import Checker
+from ocm_rollout.controllers.common.cel_declarations import MACROS, OPTIONAL_MACROS
+from ocm_rollout.controllers.common.cel_grammar import OPERATOR_RULES, call_arguments
 
 # The static types the optional-types check tells apart: an optional, a type it knows nothing
 # about (``dyn``: managedCluster's fields, most function results), or a concrete type it knows

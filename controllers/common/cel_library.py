@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from ocm_rollout.controllers.placement.quantity import QuantityError, format_fraction, parse_quantity
+from ocm_rollout.controllers.common.quantity import QuantityError, format_fraction, parse_quantity
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
