@@ -40,7 +40,7 @@ from ocm_rollout.controllers.addon import abort as addon_abort
 from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
 from ocm_rollout.controllers.workset.revisions import revision_body, template_hash
 from ocm_rollout.controllers.workset.workbuild import owner_for
-from tests.e2e.helpers import OCM_ROLLOUT, Up
+from tests.e2e.helpers import OCM_ROLLOUT, Up, eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -282,8 +282,16 @@ def test_addon_pause_and_resume_use_the_annotation(hub: Hub) -> None:
 def test_addon_abort_and_retry_write_their_annotations(hub: Hub) -> None:
     """The add-on manager's requests (controllers/addon/abort.py): abort names the revision of the
     desired configurations a placement rolls out, retry the time of the recorded abort."""
+    # `up` plays the add-on framework's hub side, which sets the spec hash of deploy-config (not
+    # created: "") where the seed wrote h2; the revision is that of what the CMA shows then.
+    def desired_hash() -> tuple[str] | None:
+        item = hub.cma()["status"]["installProgressions"][0]["configReferences"][0]
+        found = str(item["desiredConfig"].get("specHash", ""))
+        return None if found == "h2" else (found,)
+
+    (spec_hash,) = eventually(desired_hash, message="the simulated framework's spec hash")
     revision = addon_abort.revision(
-        DesiredConfigs({ADC: [Config(*ADC, NS, "deploy-config", "h2")]})
+        DesiredConfigs({ADC: [Config(*ADC, NS, "deploy-config", spec_hash)]})
     )
     out = ok(hub.rollout("abort", "--kind", "addon", ADDON))
     assert out == f"{ADDON_ID} aborted (revision {revision})\n"
