@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import celpy
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
@@ -864,3 +865,16 @@ def member_functions() -> dict[str, Callable[..., Any]]:
 def functions() -> dict[str, Callable[..., Any]]:
     """Every library function by CEL name (shared names dispatch on their argument types)."""
     return {**global_functions(), **member_functions()}
+
+
+_ENVIRONMENT: celpy.Environment | None = None
+
+
+def environment() -> celpy.Environment:
+    """The one CEL environment (built once): ``optional_type`` names the type of optional values
+    (``type(x) == optional_type``)."""
+    global _ENVIRONMENT
+    if _ENVIRONMENT is None:
+        annotations: dict[str, Any] = {"optional_type": OptionalValue}
+        _ENVIRONMENT = celpy.Environment(annotations=annotations)
+    return _ENVIRONMENT

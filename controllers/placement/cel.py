@@ -45,7 +45,7 @@ from ocm_rollout.controllers.common.cel_eval import (
 )
 from ocm_rollout.controllers.common.cel_functions import ScoreLookup, functions
 from ocm_rollout.controllers.common.cel_grammar import parse
-from ocm_rollout.controllers.common.cel_library import OptionalValue
+from ocm_rollout.controllers.common.cel_library import environment
 from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
 from ocm_rollout.controllers.common.cel_values import to_cel
 
@@ -70,16 +70,6 @@ class CompiledExpression:
     ast: lark.Tree
 
 
-_ENVIRONMENT: celpy.Environment | None = None
-
-
-def _environment() -> celpy.Environment:
-    global _ENVIRONMENT
-    if _ENVIRONMENT is None:
-        # ``optional_type`` names the type of optional values (``type(x) == optional_type``).
-        annotations: dict[str, Any] = {"optional_type": OptionalValue}
-        _ENVIRONMENT = celpy.Environment(annotations=annotations)
-    return _ENVIRONMENT
 
 
 @lru_cache(maxsize=4096)
@@ -117,7 +107,7 @@ class CelSelector:
 
     def __init__(self, expressions: Sequence[CompiledExpression], score_lookup: ScoreLookup) -> None:
         self.expressions = list(expressions)
-        env = _environment()
+        env = environment()
         table = functions(score_lookup)
         self._runners = [env.program(expr.ast, functions=table) for expr in self.expressions]
 

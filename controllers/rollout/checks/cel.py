@@ -35,7 +35,7 @@ from ocm_rollout.controllers.common.cel_eval import (
 )
 from ocm_rollout.controllers.common.cel_functions import functions
 from ocm_rollout.controllers.common.cel_grammar import parse
-from ocm_rollout.controllers.common.cel_library import OptionalValue
+from ocm_rollout.controllers.common.cel_library import environment
 from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
 from ocm_rollout.controllers.common.cel_values import to_cel
 
@@ -81,15 +81,6 @@ def _no_scores(_cluster: str, _name: str) -> None:
     return None
 
 
-_ENVIRONMENT: celpy.Environment | None = None
-
-
-def _environment() -> celpy.Environment:
-    global _ENVIRONMENT
-    if _ENVIRONMENT is None:
-        annotations: dict[str, Any] = {"optional_type": OptionalValue}
-        _ENVIRONMENT = celpy.Environment(annotations=annotations)
-    return _ENVIRONMENT
 
 
 @lru_cache(maxsize=1024)
@@ -126,7 +117,7 @@ def evaluate(condition: Condition, values: Mapping[str, Any]) -> bool:
     that is not a boolean.
     """
     activation = {name: _as_cel(value) for name, value in values.items() if name in condition.variables}
-    runner = _environment().program(condition.ast, functions=functions(_no_scores))
+    runner = environment().program(condition.ast, functions=functions(_no_scores))
     budget = Budget(PER_EXPRESSION_LIMIT)
     evaluator = BudgetedEvaluator(runner.ast, activation=runner.new_activation())
     evaluator.budget = budget
