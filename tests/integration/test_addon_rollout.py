@@ -247,7 +247,8 @@ def test_overlapping_placements_count_each_cluster_once_the_last_wins(env: Addon
         env.manifest_applied(cluster, name)
     env.agent_step([c1, c2, c3], name)
     wait_for(lambda: message(env, name, 0) == "selected clusters 2. configured addons 1/1 completed with no errors, 0 failed 0 timeout.", what="p1")
-    wait_for(lambda: message(env, name, 1) == "selected clusters 2. configured addons 2/2 completed with no errors, 0 failed 0 timeout.", what="p2")
+    wait_for(lambda: message(env, name, 1) == "selected clusters 2. configured addons 2/2 completed with no errors, 0 failed 0 timeout.", what="p2",
+             state=lambda: (env.get_cma(name).get("status"), {c: (env.get_mca(c, name) or {}).get("status") for c in (c1, c2, c3)}))
 
 
 def test_a_placement_selecting_no_cluster_stays_progressing(env: AddonEnv) -> None:
