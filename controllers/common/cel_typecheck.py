@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import celpy
 import lark
 
-from ocm_rollout.controllers.common.cel_check import Checker
+from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker, located
 from ocm_rollout.controllers.common.cel_declarations import MACROS, OPTIONAL_MACROS
-from ocm_rollout.controllers.common.cel_grammar import OPERATOR_RULES, call_arguments
+from ocm_rollout.controllers.common.cel_grammar import OPERATOR_RULES, call_arguments, parse
 
 # The static types the optional-types check tells apart: an optional, a type it knows nothing
 # about (``dyn``: managedCluster's fields, most function results), or a concrete type it knows
@@ -177,3 +178,21 @@ class OptionalTypes:
         if name == "hasValue":
             return "bool"
         return "list" if name == "unwrapOpt" else _DYN_T
+
+
+def checked_ast(source: str, checker: Checker, scope: frozenset[str] = frozenset()) -> lark.Tree:
+    """Parse ``source`` and check it with ``checker`` (names in ``scope`` declared) and the
+    optional-type rules; raise CelCompileError with cel-go's wording."""
+    try:
+        ast = parse(source)
+    except celpy.CELParseError as exc:
+        first = str(exc.args[0]).splitlines()[0] if exc.args else "invalid expression"
+        raise CelCompileError(located(source, exc.line, exc.column, f"Syntax error: {first}")) from None
+    except RecursionError:
+        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
+    try:
+        checker.check(ast, scope)
+        OptionalTypes(checker).type_of(ast)
+    except RecursionError:
+        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
+    return ast

@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import celpy
 import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker, located
+from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker
 from ocm_rollout.controllers.common.cel_declarations import VARIABLE
 from ocm_rollout.controllers.common.cel_eval import (
     PER_EXPRESSION_LIMIT,
@@ -44,9 +43,8 @@ from ocm_rollout.controllers.common.cel_eval import (
     CostLimitExceeded,
 )
 from ocm_rollout.controllers.common.cel_functions import ScoreLookup, functions
-from ocm_rollout.controllers.common.cel_grammar import parse
 from ocm_rollout.controllers.common.cel_library import environment
-from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
+from ocm_rollout.controllers.common.cel_typecheck import checked_ast
 from ocm_rollout.controllers.common.cel_values import to_cel
 
 __all__ = [
@@ -70,24 +68,10 @@ class CompiledExpression:
     ast: lark.Tree
 
 
-
-
 @lru_cache(maxsize=4096)
 def compile_expression(source: str) -> CompiledExpression:
     """Parse and check one expression; raise CelCompileError with cel-go's wording."""
-    try:
-        ast = parse(source)
-    except celpy.CELParseError as exc:
-        first = str(exc.args[0]).splitlines()[0] if exc.args else "invalid expression"
-        raise CelCompileError(located(source, exc.line, exc.column, f"Syntax error: {first}")) from None
-    except RecursionError:
-        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
-    try:
-        checker = Checker(source)
-        checker.check(ast, frozenset())
-        OptionalTypes(checker).type_of(ast)
-    except RecursionError:
-        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
+    ast = checked_ast(source, Checker(source), frozenset())
     return CompiledExpression(source, ast)
 
 

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-import celpy
 import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker, located
+from ocm_rollout.controllers.common.cel_check import CelCompileError, Checker
 from ocm_rollout.controllers.common.cel_declarations import VARIABLE as PLACEMENT_VARIABLE
 from ocm_rollout.controllers.common.cel_eval import (
     PER_EXPRESSION_LIMIT,
@@ -34,9 +33,8 @@ from ocm_rollout.controllers.common.cel_eval import (
     CostLimitExceeded,
 )
 from ocm_rollout.controllers.common.cel_functions import functions
-from ocm_rollout.controllers.common.cel_grammar import parse
 from ocm_rollout.controllers.common.cel_library import environment
-from ocm_rollout.controllers.common.cel_typecheck import OptionalTypes
+from ocm_rollout.controllers.common.cel_typecheck import checked_ast
 from ocm_rollout.controllers.common.cel_values import to_cel
 
 FEEDBACK_VARIABLES: Final = frozenset({"feedback", "manifests", "conditions", "cluster"})
@@ -81,23 +79,9 @@ def _no_scores(_cluster: str, _name: str) -> None:
     return None
 
 
-
-
 @lru_cache(maxsize=1024)
 def _compile(source: str, variables: frozenset[str]) -> Condition:
-    try:
-        ast = parse(source)
-    except celpy.CELParseError as exc:
-        first = str(exc.args[0]).splitlines()[0] if exc.args else "invalid expression"
-        raise CelCompileError(located(source, exc.line, exc.column, f"Syntax error: {first}")) from None
-    except RecursionError:
-        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
-    try:
-        checker = _VariablesChecker(source)
-        checker.check(ast, variables)
-        OptionalTypes(checker).type_of(ast)
-    except RecursionError:
-        raise CelCompileError(located(source, 1, 1, "expression nesting too deep")) from None
+    ast = checked_ast(source, _VariablesChecker(source), variables)
     return Condition(source, variables, ast)
 
 
