@@ -302,6 +302,11 @@ REASON_WAITING_FOR_PROMOTION: Final = "WaitingForPromotion"
 REASON_VALIDATING: Final = "Validating"
 REASON_CHECK_FAILED: Final = "CheckFailed"
 REASON_INVALID_CHECK: Final = "InvalidCheck"
+# Events of verified rollouts: Warning ValidationFailed (a cluster's checks or plugin failed it),
+# Normal RolloutAwaitingPromotion (a decision group waits at a gate) and RolloutPromoted.
+EVENT_VALIDATION_FAILED: Final = "ValidationFailed"
+EVENT_ROLLOUT_AWAITING_PROMOTION: Final = "RolloutAwaitingPromotion"
+EVENT_ROLLOUT_PROMOTED: Final = "RolloutPromoted"
 # Written by the add-on manager (controllers/addon/abort.py) on a ClusterManagementAddOn, with a
 # resourceVersion precondition and before any ManagedClusterAddOn is reverted: the aborted
 # configuration rollouts, JSON {"<placement namespace>/<name>": {"time", "revision", "cause",

@@ -166,7 +166,7 @@ class PlannedCluster(NamedTuple):
 
 Phase = Literal["all", "mandatory", "rest"]
 Walk = Literal["cluster", "group"]
-Stop = Literal["batch_full", "breach", "group_unfinished", "completed"]
+Stop = Literal["batch_full", "breach", "group_unfinished", "completed", "promotion"]
 
 
 @dataclass(frozen=True, slots=True)

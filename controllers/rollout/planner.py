@@ -62,6 +62,7 @@ def plan_rollout(
     *,
     field_path: str = "strategy",
     absent_type: RolloutType | None = RolloutType.ALL,
+    held: frozenset[GroupKey] = frozenset(),
 ) -> RolloutPlan:
     """Plan the next step of a rollout.
 
@@ -71,8 +72,15 @@ def plan_rollout(
     the strategy in error messages. Raises RolloutStrategyError (a ValueError) naming the field
     when the strategy is malformed. ``rolloutType``, the older spelling of ``type``, is read as
     ``type``; a strategy with neither is ``absent_type`` (see ``decode_strategy``).
+
+    ``held`` (ours: manual promotion, docs/behaviour/validation.md) names decision groups that wait
+    for a promotion: none of their clusters that has not reported is chosen (they get nothing
+    new), their reported clusters are judged as usual, and a walk that reaches such a group stops
+    there (``trace.stop == "promotion"``).
     """
-    return plan(decode_strategy(strategy, field_path, absent_type=absent_type), decision_groups, existing, now)
+    return plan(
+        decode_strategy(strategy, field_path, absent_type=absent_type), decision_groups, existing, now, held=held
+    )
 
 
 def plan(
@@ -80,6 +88,8 @@ def plan(
     decision_groups: Iterable[DecisionGroup],
     existing: Iterable[ClusterRolloutStatus],
     now: Timestamp,
+    *,
+    held: frozenset[GroupKey] = frozenset(),
 ) -> RolloutPlan:
     """Plan with an already decoded strategy (see ``plan_rollout``)."""
     now_ns = to_ns(now)
@@ -213,10 +223,14 @@ def plan(
                 return _Answer(rollout, timeout, breach, "batch_full", last_examined=name)
         if breach:
             return _Answer(rollout, timeout, True, "breach")
-        pool: set[str] = set().union(*(merged[key] for key in walk_keys))
+        pool: set[str] = set().union(*(merged[key] for key in walk_keys if key not in held))
         pool.difference_update(reported)
+        if held:
+            # A cluster of a held group waits, also when it is in an open group too.
+            pool.difference_update(*(merged[key] for key in walk_keys if key in held))
         if not pool:
-            return _Answer(rollout, timeout, False, "completed")
+            waiting = any(merged[key] - reported for key in walk_keys if key in held)
+            return _Answer(rollout, timeout, False, "promotion" if waiting else "completed")
         room = max(batch - len(rollout), 1)
         chosen = sorted(pool)[:room]
         walk_set = set(walk_keys)
@@ -246,6 +260,9 @@ def plan(
         breach = False
         for key in walk_keys:
             members = merged[key]
+            if key in held:
+                # Clusters that reported were judged above; nothing new starts here or after.
+                return _Answer(rollout, timeout, breach, "promotion", stop_group=key)
             allowed = resolve_threshold(tolerance, len(members), 0)
             group_failures = 0
             group_name, group_index = key
@@ -312,7 +329,7 @@ def plan(
 
     if mandatory:
         answer = group_walk(mandatory, 0)
-        if answer.rollout or answer.timeout:
+        if answer.rollout or answer.timeout or answer.stop == "promotion":
             return finish(answer, trace(answer, "mandatory", "group"))
 
     if strategy.type is RolloutType.PROGRESSIVE:

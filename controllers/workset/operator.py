@@ -35,10 +35,12 @@ from ocm_rollout.client.kube import (
 )
 from ocm_rollout.controllers.common.wire import annotations_of, labels_of, meta, name_of, namespace_of
 from ocm_rollout.controllers.rollout import reservations
+from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.rollout.reservations import Reservations
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.chain import run_chain
 from ocm_rollout.controllers.runtime.events import Told
+from ocm_rollout.controllers.runtime.metric_queries import MetricQueries
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome, after
 from ocm_rollout.controllers.runtime.overlay import DeletePolicy
 from ocm_rollout.controllers.runtime.shell import LIST_WATCH, Runtime, Trigger
@@ -48,6 +50,7 @@ from ocm_rollout.controllers.workset.indexes import ByOwner, Forms, OwnerKeys
 from ocm_rollout.controllers.workset.plan import DeployPlan
 from ocm_rollout.controllers.workset.revisions_io import RevisionsIO
 from ocm_rollout.controllers.workset.steps import Pass
+from ocm_rollout.controllers.workset.verify import Verifier
 from ocm_rollout.controllers.workset.workbuild import Owner, owner_for
 from ocm_rollout.controllers.workset.works_io import WorksIO
 from ocm_rollout.controllers.workset.works_io import failure_kind as _failure_kind
@@ -76,6 +79,7 @@ PASS = (
     steps.add_finalizer,
     steps.validate,
     steps.record_revision,
+    steps.verify,
     steps.plan,
     steps.confirm,
     steps.record_decision,
@@ -132,6 +136,10 @@ class WorksetController:
         )
         self.works_io = WorksIO(runtime, self.works, self.works_by_owner, self.writer, WRITE_CONCURRENCY)
         self.revisions_io = RevisionsIO(runtime, self.revisions, self.revisions_by_owner, self.recorder)
+        self.metrics_source = MetricQueries(runtime.context.metric_providers, runtime.clock)
+        runtime.on_stop(self.metrics_source.stop)
+        self.verifier = Verifier(PluginClients(runtime.context.plugins), self.metrics_source.measure, self.queue.add)
+        runtime.on_stop(self.verifier.stop)
 
     # -- indexes (every event and own write) ---------------------------------------------------------------
     def on_mwrs(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
@@ -214,6 +222,7 @@ class WorksetController:
 
     def _forget(self, key: str, namespace: str, name: str) -> None:
         self.told.forget(key)
+        self.verifier.forget(key)
         self.revisions_io.taken.pop(key, None)
         self.mwrs.forget(name, namespace)
         metrics.forget_rollout(KIND, namespace, name)

@@ -28,11 +28,18 @@ from ocm_rollout.controllers.common.decisions import (
 )
 from ocm_rollout.controllers.common.wire import (
     JSON,
+    annotations_of,
     is_deleting,
     labels_of,
     meta,
     name_of,
     namespace_of,
+)
+from ocm_rollout.controllers.rollout.checks.promotion import (
+    Promotion,
+    PromotionGate,
+    placement_gate,
+    read_promotions,
 )
 from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
@@ -40,8 +47,10 @@ from ocm_rollout.controllers.rollout.model import (
     RolloutPlan,
     RolloutStatus,
 )
-from ocm_rollout.controllers.rollout.planner import plan_rollout
+from ocm_rollout.controllers.rollout.planner import plan as plan_decoded
 from ocm_rollout.controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
+from ocm_rollout.controllers.rollout.strategy import decode_strategy
+from ocm_rollout.controllers.rollout.verification import strategy_verifies
 from ocm_rollout.controllers.workset.status_mapping import (
     FAILED,
     SUCCEEDED,
@@ -51,6 +60,7 @@ from ocm_rollout.controllers.workset.status_mapping import (
     rollout_status,
 )
 from ocm_rollout.controllers.workset.template import TemplateComparer
+from ocm_rollout.controllers.workset.verified import verified_status
 from ocm_rollout.controllers.workset.workbuild import (
     Owner,
     desired_metadata,
@@ -123,6 +133,16 @@ class RefPlan:
     # Why the placement's decisions cannot be called final yet (None: scheduled for its current
     # spec, every decision page read). A rollout is never Complete while this is set.
     unready: str | None = None
+    # The manual promotion gate of the update revision's rollout (None: no gate, or not planning
+    # the update revision) and what is wrong with the promotions recorded on the MWRS.
+    promotion: PromotionGate | None = None
+    promotion_problem: str | None = None
+    # The strategy has checks or a plugin (and this plans the update revision): clusters validate.
+    verifies: bool = False
+
+    @property
+    def validating(self) -> list[str]:
+        return sorted(c for c, s in self.statuses.items() if s.validating)
 
     @property
     def succeeded(self) -> set[str]:
@@ -193,6 +213,7 @@ def plan_deploy(
     reserved: Reservations = EMPTY,
     max_new_reservations: int = MAX_NEW_PER_PASS,
     revision_hash: str | None = None,
+    verify: bool = False,
 ) -> DeployPlan:
     """Plan the deploy step of ``mwrs``.
 
@@ -201,7 +222,8 @@ def plan_deploy(
     ``spec_matches`` may be given to reuse cached template comparisons. ``reserved`` is the
     reservation record on the MWRS: reserved clusters without a current work count as in flight
     and are written (under their reserved name); at most ``max_new_reservations`` new widening
-    writes are planned (the rest are counted in ``deferred``).
+    writes are planned (the rest are counted in ``deferred``). ``verify`` (the update revision's
+    plan) applies the strategies' validation (``verified``) and promotion gates.
     """
     spec = mwrs.get("spec") or {}
     template = spec.get("manifestWorkTemplate") or {}
@@ -216,6 +238,10 @@ def plan_deploy(
     ref_names = [str(r.get("name") or "") for r in refs]
     result = DeployPlan()
     budget = [max_new_reservations]
+    promotions: dict[str, Promotion] = {}
+    promotions_problem = None
+    if verify:
+        promotions, promotions_problem = read_promotions(annotations_of(mwrs))
 
     # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
     by_pair: dict[tuple[str, str], list[JSON]] = {}
@@ -257,7 +283,11 @@ def plan_deploy(
             reserved=reserved.of(name),
             budget=budget,
             revision_hash=revision_hash,
+            verify=verify,
+            promotions=promotions,
         )
+        if ref_plan.promotion is not None:
+            ref_plan.promotion_problem = promotions_problem
         result.refs.append(ref_plan)
         result.deferred += ref_plan.deferred
     record = reserved
@@ -287,14 +317,19 @@ def _plan_ref(
     reserved: frozenset[str] = frozenset(),
     budget: list[int] | None = None,
     revision_hash: str | None = None,
+    verify: bool = False,
+    promotions: Mapping[str, Promotion] | None = None,
 ) -> RefPlan:
     name = str(ref.get("name") or "")
     selected, group_count = placement_counts(placement)
     plan = RefPlan(name=name, placement=placement, selected=selected, group_count=group_count)
+    strategy = ref.get("rolloutStrategy")
+    plan.verifies = verify and strategy_verifies(strategy)
     for cluster, work in works.items():
         if is_current(work):
             plan.current[cluster] = work
-            plan.statuses[cluster] = rollout_status(work, revision_start(work))
+            status = rollout_status(work, revision_start(work))
+            plan.statuses[cluster] = verified_status(work, status) if plan.verifies else status
     try:
         groups = decision_groups(decision_pages)
     except DecisionGroupError as exc:
@@ -315,11 +350,17 @@ def _plan_ref(
         for cluster, status in sorted(plan.statuses.items())
     ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in pending]
     existing.sort(key=lambda entry: entry.cluster_name)
-    strategy = ref.get("rolloutStrategy")
     if strategy is None:
         strategy = {"type": ROLLOUT_TYPE_ALL, "all": {"progressDeadline": "None"}}
     try:
-        rollout = plan_rollout(strategy, groups, existing, now, field_path=ref_path)
+        decoded = decode_strategy(strategy, ref_path)
+        if verify and isinstance(strategy, Mapping):
+            plan.promotion = placement_gate(
+                strategy.get("promotion"), groups, decoded.mandatory_decision_groups, promotions or {}, name,
+                revision_hash or "",
+            )
+        held = frozenset(plan.promotion.held) if plan.promotion is not None else frozenset()
+        rollout = plan_decoded(decoded, groups, existing, now, held=held)
     except RolloutInputError as exc:
         plan.error = str(exc)
         plan.error_is_strategy = True

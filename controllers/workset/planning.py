@@ -53,7 +53,10 @@ class Plans:
     is_current: Callable[[JSON], bool]
 
 
-def _plan(inputs: PlanInputs, works: list[JSON], spec: JSON, matches: Callable[[JSON], bool], revision: str | None) -> DeployPlan:
+def _plan(
+    inputs: PlanInputs, works: list[JSON], spec: JSON, matches: Callable[[JSON], bool], revision: str | None,
+    *, verify: bool = False,
+) -> DeployPlan:
     return plan_deploy(
         mwrs={**inputs.planned_body, "spec": spec},
         owner=inputs.owner,
@@ -64,6 +67,7 @@ def _plan(inputs: PlanInputs, works: list[JSON], spec: JSON, matches: Callable[[
         spec_matches=matches,
         reserved=inputs.record,
         revision_hash=revision,
+        verify=verify,
     )
 
 
@@ -72,7 +76,8 @@ def plan_and_decide(inputs: PlanInputs, works: list[JSON]) -> Plans:
     that (docs/behaviour/mwrs.md 5)."""
     spec = inputs.spec
     update = inputs.step.update
-    plan_u = _plan(inputs, works, spec, inputs.matches, update.hash)
+    # Only the update revision validates and waits at promotion gates; a revert does neither.
+    plan_u = _plan(inputs, works, spec, inputs.matches, update.hash, verify=True)
     decision = rollback.decide(
         mwrs=inputs.body,
         update=update,

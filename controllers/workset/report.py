@@ -45,8 +45,9 @@ SUCCEEDED_STATE = "succeeded"
 FAILED_STATE = "failed"
 APPLY_FAILED_STATE = "apply failed"
 PROGRESSING_STATE = "progressing"
+VALIDATING_STATE = "validating"
 WAITING_STATE = "waiting"
-STATES = (SUCCEEDED_STATE, FAILED_STATE, APPLY_FAILED_STATE, PROGRESSING_STATE, WAITING_STATE)
+STATES = (SUCCEEDED_STATE, FAILED_STATE, APPLY_FAILED_STATE, PROGRESSING_STATE, VALIDATING_STATE, WAITING_STATE)
 
 
 @dataclass
@@ -82,6 +83,8 @@ class PlacementReport:
     selected: int = 0
     groups: list[GroupReport] = field(default_factory=list)
     recheck_after: float | None = None
+    # A decision group waiting at a manual promotion gate: what to do about it.
+    promotion: str = ""
 
     def count(self, state: str) -> int:
         return sum(g.count(state) for g in self.groups)
@@ -123,7 +126,7 @@ def status_counts(ref: RefPlan) -> dict[str, int]:
         if cluster in timed_out:
             status = TIME_OUT
         elif cluster in ref.statuses:
-            status = ref.statuses[cluster].status
+            status = ref.statuses[cluster].shown
         else:
             status = TO_APPLY
         counts[status] = counts.get(status, 0) + 1
@@ -175,6 +178,8 @@ def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> C
         return ClusterLine(cluster, FAILED_STATE, applied, FAILED, "; ".join(parts))
     if status.status == SUCCEEDED:
         return ClusterLine(cluster, SUCCEEDED_STATE, applied, SUCCEEDED)
+    if status.validating:
+        return ClusterLine(cluster, VALIDATING_STATE, applied, status.shown, status.reason)
     not_applied = work_apply_failure(work)
     if not_applied is not None:
         return ClusterLine(cluster, APPLY_FAILED_STATE, applied, status.status, not_applied.first_error)
@@ -184,6 +189,8 @@ def _cluster_line(ref: RefPlan, cluster: str, timed_out: Mapping[str, Any]) -> C
 def placement_report(ref: RefPlan, strategy: str) -> PlacementReport:
     out = PlacementReport(ref.name, strategy, selected=ref.selected, error=ref.error, breach=ref.breach)
     out.recheck_after = ref.recheck_after
+    if ref.promotion is not None:
+        out.promotion = ref.promotion.message(ref.name)
     timed_out = {} if ref.rollout is None else {e.cluster_name: e for e in ref.rollout.clusters_timeout}
     groups: dict[tuple[int, str], GroupReport] = {}
     for cluster, (group_name, group_index) in sorted(ref.decided.items()):
@@ -205,8 +212,10 @@ def build_report(
     metadata = mwrs.get("metadata") or {}
     namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     owner = owner_for(namespace, name)
+    update = (mwrs.get("status") or {}).get("updateRevision")
     plan = plan_deploy(
-        mwrs=mwrs, owner=owner, works=works, placements=placements, decisions=decisions, now=now
+        mwrs=mwrs, owner=owner, works=works, placements=placements, decisions=decisions, now=now,
+        revision_hash=update if isinstance(update, str) else None, verify=True,
     )
     refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
     strategies = {
@@ -261,13 +270,15 @@ def build_report(
 
 BAR_WIDTH = rollout_text.BAR_WIDTH
 _BAR_CHARS = {
-    SUCCEEDED_STATE: "#", FAILED_STATE: "!", APPLY_FAILED_STATE: "x", PROGRESSING_STATE: "~", WAITING_STATE: "."
+    SUCCEEDED_STATE: "#", FAILED_STATE: "!", APPLY_FAILED_STATE: "x", PROGRESSING_STATE: "~", VALIDATING_STATE: "?",
+    WAITING_STATE: ".",
 }
 _SHOWN_FAILURES = 10
 
 
 def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
-    """A stacked bar: ``#`` succeeded, ``!`` failed, ``x`` apply failed, ``~`` progressing, ``.`` waiting."""
+    """A stacked bar: ``#`` succeeded, ``!`` failed, ``x`` apply failed, ``~`` progressing, ``?``
+    validating, ``.`` waiting."""
     return rollout_text.progress_bar(counts, STATES, _BAR_CHARS, width)
 
 
@@ -327,12 +338,15 @@ def render_report(report: Report) -> str:
             continue
         counts = {s: placement.count(s) for s in STATES}
         apply_failed = f" {counts[APPLY_FAILED_STATE]} apply failed," if counts[APPLY_FAILED_STATE] else ""
+        validating = f" {counts[VALIDATING_STATE]} validating," if counts[VALIDATING_STATE] else ""
         head += (
             f"  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{placement.total} succeeded,"
             f" {placement.applied} applied, {counts[FAILED_STATE]} failed,{apply_failed}"
-            f" {counts[PROGRESSING_STATE]} progressing, {counts[WAITING_STATE]} waiting"
+            f" {counts[PROGRESSING_STATE]} progressing,{validating} {counts[WAITING_STATE]} waiting"
         )
         lines.append(head)
+        if placement.promotion:
+            lines.append(f"    PROMOTION: {placement.promotion}")
         if placement.breach:
             lines.append("    maxFailures breached: no new clusters are rolled out until failures recover")
         if not placement.groups:
@@ -342,11 +356,17 @@ def render_report(report: Report) -> str:
         for group, title in zip(placement.groups, titles, strict=True):
             g_counts = {s: group.count(s) for s in STATES}
             g_apply_failed = f"  apply failed {g_counts[APPLY_FAILED_STATE]}" if g_counts[APPLY_FAILED_STATE] else ""
+            g_validating = f"  validating {g_counts[VALIDATING_STATE]}" if g_counts[VALIDATING_STATE] else ""
             lines.append(
                 f"    {title:<{pad}}  {progress_bar(g_counts)} {g_counts[SUCCEEDED_STATE]}/{len(group.clusters)}"
                 f" succeeded  applied {group.applied}  failed {g_counts[FAILED_STATE]}{g_apply_failed}"
-                f"  progressing {g_counts[PROGRESSING_STATE]}  waiting {g_counts[WAITING_STATE]}"
+                f"  progressing {g_counts[PROGRESSING_STATE]}{g_validating}  waiting {g_counts[WAITING_STATE]}"
             )
+            checking = [c for c in group.clusters if c.state == VALIDATING_STATE]
+            for cluster_line in checking[:_SHOWN_FAILURES]:
+                lines.append(f"      ? {cluster_line.cluster} (Validating): {cluster_line.reason}")
+            if len(checking) > _SHOWN_FAILURES:
+                lines.append(f"      ? and {len(checking) - _SHOWN_FAILURES} more validating clusters")
             failed_lines = [c for c in group.clusters if c.state == FAILED_STATE]
             for bad in failed_lines[:_SHOWN_FAILURES]:
                 lines.append(f"      ! {bad.cluster} ({bad.rollout_status}): {bad.reason or 'no reason reported'}")

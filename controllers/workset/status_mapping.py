@@ -61,6 +61,14 @@ class WorkRolloutStatus:
     # ToApply because ``Applied`` is False at the current generation (improvement 9): since when
     # (never before the current revision). With a progressDeadline the planner times it out.
     apply_failed_since: datetime | None = None
+    # Progressing for the planner because the work applied and is being validated (a verified
+    # rollout's ``Validating``; ocm_rollout.controllers.workset.verified).
+    validating: bool = False
+
+    @property
+    def shown(self) -> str:
+        """The status as people see it: ``Validating`` is its own state."""
+        return "Validating" if self.validating else self.status
 
 
 def revision_start(work: Mapping[str, Any]) -> datetime | None:

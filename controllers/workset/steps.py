@@ -39,7 +39,15 @@ from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
-from ocm_rollout.controllers.workset import aggregation, history, progress, rollback
+from ocm_rollout.controllers.workset import (
+    aggregation,
+    history,
+    plugin_calls,
+    progress,
+    rollback,
+    verification_events,
+    verification_status,
+)
 from ocm_rollout.controllers.workset import events as rollout_events
 from ocm_rollout.controllers.workset.aggregation import DeployOutcome
 from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, apply_failure_events
@@ -47,6 +55,8 @@ from ocm_rollout.controllers.workset.history import HistoryStep
 from ocm_rollout.controllers.workset.plan import WorkDelete
 from ocm_rollout.controllers.workset.planning import PlanInputs, Plans, plan_and_decide
 from ocm_rollout.controllers.workset.revisions import revision_name, template_of
+from ocm_rollout.controllers.workset.verify import Verification
+from ocm_rollout.controllers.workset.verify import verify as verify_clusters
 from ocm_rollout.controllers.workset.workbuild import Owner
 
 if TYPE_CHECKING:
@@ -73,6 +83,7 @@ class Pass:
     status: JSON = field(default_factory=dict)  # the status to announce events against (write_status)
     persisted: bool = False
     apply_failures: list[ApplyFailure] = field(default_factory=list)  # works that failed to apply (write_status)
+    verification: Verification = field(default_factory=Verification)  # (verify)
 
     @property
     def namespace(self) -> str:
@@ -160,6 +171,13 @@ async def record_revision(ctl: WorksetController, p: Pass) -> Outcome | None:
     if not await ctl.revisions_io.record(p.key, p.body, p.owner, step, p.now):
         return CONFLICT
     p.step = step
+    return None
+
+
+async def verify(ctl: WorksetController, p: Pass) -> Outcome | None:
+    """Validate the clusters whose work applied, under strategies with checks or a plugin
+    (verify.py); the plan reads the verdicts this writes on the works."""
+    await verify_clusters(ctl, p)
     return None
 
 
@@ -276,9 +294,11 @@ async def reserve(ctl: WorksetController, p: Pass) -> Outcome | None:
 
 # -- deploying and reporting ---------------------------------------------------------------------------------
 async def execute(ctl: WorksetController, p: Pass) -> Outcome | None:
-    """Write the works (creates, patches, deletes)."""
+    """Write the works (creates, patches, deletes); a cluster whose rollout plugin has not begun
+    its rollout yet waits, reserved (plugin_calls.begin)."""
     _inputs, plans = p.planned()
-    p.outcome = await ctl._execute(plans.plan, p.owner)
+    p.outcome = await ctl._execute(plugin_calls.begin(ctl, p, plans.plan), p.owner)
+    plugin_calls.progress(ctl, p)
     return None
 
 
@@ -293,6 +313,7 @@ async def write_status(ctl: WorksetController, p: Pass) -> Outcome | None:
         result.status, old_status=p.body.get("status"), mwrs_name=p.name, decision=plans.decision,
         plan_u=plans.plan_u, executed=plans.plan, held=plans.held, now=p.now,
     )
+    new_status = verification_status.apply(new_status, plan_u=plans.plan_u, verification=p.verification, now=p.now)
     p.apply_failures = result.apply_failures
     p.persisted = True
     if aggregation.status_changed(p.body.get("status"), new_status):
@@ -331,7 +352,12 @@ async def tell(ctl: WorksetController, p: Pass) -> Outcome | None:
         breaches=ctl.told.get(p.key, "breaches", {}),
     )
     ctl.told.put(p.key, "breaches", memory)
-    for event in spelling + failed + not_applied + found:
+    promotions, waits = verification_events.promotion_events(
+        plans.plan_u, plans.decision.update.hash, ctl.told.get(p.key, "promotions", {})
+    )
+    ctl.told.put(p.key, "promotions", waits)
+    verified = verification_events.validation_failed_events(p.verification.failures) + promotions
+    for event in spelling + failed + not_applied + found + verified:
         await ctl.recorder.record(
             p.body, kind=MANIFEST_WORK_REPLICA_SETS, reason=event.reason, message=event.message, now=p.now,
             event_type=WARNING if event.type == rollout_events.WARNING else NORMAL,
@@ -350,4 +376,8 @@ def finish(p: Pass, resync_seconds: float) -> Outcome:
         return back_off("some works could not be written", at_least=asked)
     if plans.plan.deferred:
         return after(0.0)
-    return after(next_look(plans.plan.recheck_after, resync_seconds))
+    recheck = plans.plan.recheck_after
+    if p.verification.next_at is not None:
+        due = max((p.verification.next_at - p.now).total_seconds(), 0.05)
+        recheck = due if recheck is None else min(recheck, due)
+    return after(next_look(recheck, resync_seconds))

@@ -32,6 +32,7 @@ from ocm_rollout.api.constants import (
     LABEL_PLACEMENT_NAME,
 )
 from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
+from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
 from ocm_rollout.controllers.workset.template import spec_equals_template
 
 LABEL_VALUE_MAX = 63
@@ -136,6 +137,12 @@ def desired_metadata(
         applied_at = kept if kept is not None else ""
     if applied_at:
         annotations[ANNOTATION_TEMPLATE_APPLIED_TIME] = applied_at
+    if existing is not None and existing_current:
+        # A verified rollout's record of this revision's validation stays with it (a new spec
+        # starts a new validation: the record is dropped with the old revision).
+        record = annotations_of(existing).get(ANNOTATION_VALIDATION)
+        if record is not None:
+            annotations[ANNOTATION_VALIDATION] = record
     metadata: JSON = {"namespace": cluster, "labels": labels}
     if annotations:
         metadata["annotations"] = annotations

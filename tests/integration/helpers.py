@@ -63,6 +63,7 @@ from ocm_rollout.client.kube import (
     load_api_client,
 )
 from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime.operator import run_operator
 from ocm_rollout.controllers.runtime.registry import Handles
 from ocm_rollout.sandbox.sim_profile import parse_profile
@@ -192,11 +193,14 @@ class OperatorThread:
         *,
         workers: int = 5,
         debug_address: tuple[str, int] | None = None,
+        plugins: PluginRegistry | None = None,
     ) -> None:
         self.controllers = controllers
         self.kubeconfig = kubeconfig
         self.workers = workers
         self.debug_address = debug_address
+        # The work configuration's registered rollout plugins (``run --work-config``).
+        self.plugins = plugins
         self.thread: threading.Thread | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[None] | None = None
@@ -220,6 +224,7 @@ class OperatorThread:
                     workers=self.workers,
                     handles=self.handles,
                     debug_address=self.debug_address,
+                    plugins=self.plugins,
                 )
             )
             waiter = asyncio.create_task(started.wait())
@@ -302,7 +307,9 @@ class SecondInstance:
     ``rng``, mid-flight and starts it again."""
 
     def __init__(self, operator: ControllerThread) -> None:
-        self.instances = [operator, ControllerThread(operator.controller_name, operator.kubeconfig)]
+        second = ControllerThread(operator.controller_name, operator.kubeconfig)
+        second.plugins = operator.plugins
+        self.instances = [operator, second]
 
     def __enter__(self) -> Self:
         self.instances[1].start()

@@ -174,3 +174,25 @@ def promote(
     promotions[placement] = Promotion(revision, already | {group})
     value = json.dumps({k: v.to_json() for k, v in sorted(promotions.items())}, separators=(",", ":"))
     return value, group
+
+
+def placement_gate(
+    raw_promotion: Any,
+    groups: Iterable[DecisionGroup],
+    mandatory: Sequence[MandatoryGroupRef],
+    promotions: Mapping[str, Promotion],
+    placement: str,
+    revision: str,
+) -> PromotionGate | None:
+    """The gate of ``placement``'s rollout of ``revision`` from its strategy's ``promotion`` as
+    stored (wire JSON; None: no gate). A ``promotion`` the model rejects gates every group after
+    the first (the default of a ``Manual`` promotion): a gate that cannot be read holds rather
+    than opens."""
+    if raw_promotion is None:
+        return None
+    try:
+        spec = RolloutPromotion.model_validate(raw_promotion)
+    except ValueError:
+        spec = RolloutPromotion(type="Manual")
+    order = rollout_order(groups, mandatory)
+    return gate(spec, order, promoted_groups(promotions, placement, revision))

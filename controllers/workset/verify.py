@@ -1,0 +1,344 @@
+"""The ``verify`` step of a ManifestWorkReplicaSet pass: validate the clusters whose work applied,
+for the placementRefs whose rollout strategy has checks or a plugin (docs/behaviour/validation.md).
+
+For each such cluster (its work holds the update revision and applied: ``Succeeded`` by its
+conditions) the step
+
+- takes the results of the calls that ended since the last pass (metric measurements, the
+  plugin's ValidateRolloutCompletion answer) and adds them to the cluster's record;
+- judges the cluster (``controllers.rollout.verification.judge``: the feedback checks on the
+  work's status, the metric checks on their measurements, the plugin's answer);
+- starts the calls now due, in the background (``BackgroundCalls``: a slow Prometheus or a hung
+  plugin never holds the pass, nor other MWRSs' passes);
+- writes the record on the work when it changed (a new measurement, a verdict, a new message),
+  fenced on the work's resourceVersion, so that an overlapping instance never loses or doubles a
+  measurement and a restarted one finds every result.
+
+The plan that follows reads the verdicts from the works (``verified.verified_status``). A
+Validating cluster is in flight for the planner whatever happens here: a step that fails, a lost
+write or a cache that lags only keep it Validating longer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME
+from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.common.wire import annotations_of, generation_of, labels_of, meta, namespace_of
+from ocm_rollout.controllers.rollout.checks import CompiledChecks, InvalidChecks, compile_checks
+from ocm_rollout.controllers.rollout.checks.feedback import work_variables
+from ocm_rollout.controllers.rollout.checks.metric import Measurement, MetricSettings
+from ocm_rollout.controllers.rollout.checks.phase import Phase
+from ocm_rollout.controllers.rollout.plugin.client import PluginError
+from ocm_rollout.controllers.rollout.plugin.conditions import REASON_AVAILABLE, ConditionValue, not_registered
+from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
+from ocm_rollout.controllers.rollout.plugin.requests import RolloutContext, validate_request
+from ocm_rollout.controllers.rollout.verification import (
+    ANNOTATION_VALIDATION,
+    FAILED,
+    Judgement,
+    PluginAnswer,
+    ValidationRecord,
+    decided,
+    judge,
+    read_record,
+    strategy_verifies,
+)
+from ocm_rollout.controllers.runtime.background import BackgroundCalls
+from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED, revision_start, rollout_status
+from ocm_rollout.controllers.workset.verified import validating_since
+
+if TYPE_CHECKING:
+    from ocm_rollout.controllers.workset.operator import WorksetController
+    from ocm_rollout.controllers.workset.steps import Pass
+
+log = logging.getLogger(__name__)
+
+#: How often a Validating cluster's plugin is asked again while it answers INPROGRESS (or fails).
+PLUGIN_POLL: Final = timedelta(seconds=5)
+#: How often an unavailable plugin's Initialize is tried again.
+PLUGIN_RELOAD: Final = timedelta(seconds=10)
+
+Measure = Callable[[MetricSettings, str, str, str], Awaitable[Measurement]]
+
+
+@dataclass(frozen=True)
+class ValidationFailure:
+    """A cluster whose validation failed on this pass (the ValidationFailed event)."""
+
+    placement: str
+    cluster: str
+    message: str
+
+
+@dataclass
+class RefVerification:
+    """What the step found for one placementRef."""
+
+    placement: str
+    invalid_checks: str = ""
+    plugin: str = ""
+    plugin_loaded: ConditionValue | None = None
+    plugin_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verification:
+    """What the step found for the MWRS: per placementRef, the failures it decided, and the
+    earliest moment a measurement or a plugin poll falls due."""
+
+    refs: dict[str, RefVerification] = field(default_factory=dict)
+    failures: list[ValidationFailure] = field(default_factory=list)
+    next_at: datetime | None = None
+
+    def due_at(self, moment: datetime | None) -> None:
+        if moment is not None and (self.next_at is None or moment < self.next_at):
+            self.next_at = moment
+
+
+class Verifier:
+    """The controller's verified-rollout state: compiled checks, plugin clients, calls in flight."""
+
+    def __init__(self, plugins: PluginClients, measure: Measure, requeue: Callable[[Any], None]) -> None:
+        self.plugins = plugins
+        self.measure = measure
+        self.calls: BackgroundCalls[Any] = BackgroundCalls(requeue)
+        self._compiled: dict[str, CompiledChecks | InvalidChecks] = {}
+        self._loaded: dict[str, tuple[ConditionValue, datetime]] = {}
+        # Errors of the plugin's last calls, by call key (the owner's key first), shown in Progressing.
+        self.plugin_errors: dict[tuple[str, ...], str] = {}
+        self._asked: dict[tuple[str, ...], datetime] = {}
+        # BeginRollout calls answered OK, by call key, in answer order (plugin_calls.begin).
+        self.begun: dict[tuple[str, ...], None] = {}
+
+    def may_ask(self, key: tuple[str, ...], now: datetime) -> bool:
+        """Whether the plugin may be asked ``key`` again (at most every ``PLUGIN_POLL``); if
+        so, the asking is recorded."""
+        asked = self._asked.get(key)
+        if asked is not None and now - asked < PLUGIN_POLL:
+            return False
+        self._asked[key] = now
+        return True
+
+    def next_ask(self, key: tuple[str, ...]) -> datetime | None:
+        asked = self._asked.get(key)
+        return None if asked is None else asked + PLUGIN_POLL
+
+    def remember_begun(self, key: tuple[str, ...], limit: int) -> None:
+        self.begun[key] = None
+        while len(self.begun) > limit:
+            del self.begun[next(iter(self.begun))]
+
+    def compiled(self, strategy: Mapping[str, Any]) -> CompiledChecks | InvalidChecks | None:
+        raw = strategy.get("validation")
+        if raw is None:
+            return None
+        key = json.dumps(raw, sort_keys=True)
+        found = self._compiled.get(key)
+        if found is None:
+            try:
+                compiled = compile_checks(strategy)
+                assert compiled is not None
+                found = compiled
+            except InvalidChecks as exc:
+                found = exc
+            if len(self._compiled) > 256:
+                self._compiled.clear()
+            self._compiled[key] = found
+        return found
+
+    def plugin_loaded(self, plugin: str, owner: str, now: datetime) -> ConditionValue | None:
+        """The PluginLoaded condition of ``plugin``: Initialize runs in the background (None
+        until its first answer); a failure is tried again after ``PLUGIN_RELOAD``."""
+        client = self.plugins.client(plugin)
+        if client is None:
+            return not_registered(plugin, self.plugins.registry.source)
+        key = ("initialize", plugin)
+        done = self.calls.take(key)
+        if done is not None:
+            value = done.value if done.ok else None
+            if isinstance(value, ConditionValue):
+                self._loaded[plugin] = (value, now)
+        known = self._loaded.get(plugin)
+        stale = known is None or (known[0].reason != REASON_AVAILABLE and now - known[1] >= PLUGIN_RELOAD)
+        if stale:
+            self.calls.start(key, owner, client.load)
+        return None if known is None else known[0]
+
+    def forget(self, owner: str) -> None:
+        self.calls.forget(owner)
+        for memo in (self.plugin_errors, self._asked, self.begun):
+            for key in [k for k in memo if k[0] == owner]:
+                memo.pop(key, None)
+
+    def stop(self) -> None:
+        """Cancel the calls in flight and close the plugin clients (the controller stops)."""
+        self.calls.cancel_all()
+        with contextlib.suppress(RuntimeError):  # no loop running: nothing was ever opened
+            asyncio.get_running_loop().create_task(self.plugins.close())
+
+
+def _check_key(work: JSON, record: ValidationRecord, check: str) -> tuple[str, ...]:
+    count = len(record.measurements.get(check, ()))
+    return ("measure", str(meta(work).get("uid") or ""), str(record.generation), record.since, check, str(count))
+
+
+def _plugin_key(owner: str, work: JSON, record: ValidationRecord) -> tuple[str, ...]:
+    return (owner, "validate", str(meta(work).get("uid") or ""), str(record.generation), record.since)
+
+
+async def verify(ctl: WorksetController, p: Pass) -> None:
+    """Run the step for every verifying placementRef of the pass (see the module docstring)."""
+    assert p.step is not None
+    matches = ctl.forms.spec_matcher(p.spec.get("manifestWorkTemplate") or {})
+    works = ctl.works_io.owned(p.owner)
+    for ref in p.spec.get("placementRefs") or []:
+        strategy = ref.get("rolloutStrategy") if isinstance(ref, Mapping) else None
+        if not isinstance(strategy, Mapping) or not strategy_verifies(strategy):
+            continue
+        placement = str(ref.get("name") or "")
+        found = RefVerification(placement)
+        p.verification.refs[placement] = found
+        blocked = ""
+        compiled = ctl.verifier.compiled(strategy)
+        if isinstance(compiled, InvalidChecks):
+            found.invalid_checks = str(compiled)
+            blocked = f"the checks do not compile: {compiled}"
+            compiled = None
+        plugin = str(strategy.get("plugin") or "")
+        if plugin:
+            found.plugin = plugin
+            found.plugin_loaded = ctl.verifier.plugin_loaded(plugin, p.key, p.now)
+            if found.plugin_loaded is None:
+                blocked = blocked or f"plugin {plugin} is loading (Initialize)"
+            elif found.plugin_loaded.reason != REASON_AVAILABLE:
+                blocked = blocked or f"plugin {plugin} is not loaded: {found.plugin_loaded.message}"
+                p.verification.due_at(p.now + PLUGIN_RELOAD)
+        mine = [
+            w for w in works
+            if labels_of(w).get(LABEL_PLACEMENT_NAME) == placement and matches(w)
+        ]
+        for work in mine:
+            await _verify_cluster(ctl, p, found, work, compiled, plugin, blocked)
+
+
+async def _verify_cluster(
+    ctl: WorksetController,
+    p: Pass,
+    found: RefVerification,
+    work: JSON,
+    compiled: CompiledChecks | None,
+    plugin: str,
+    blocked: str,
+) -> None:
+    status = rollout_status(work, revision_start(work))
+    if status.status != SUCCEEDED:
+        return
+    since = validating_since(work, status)
+    cluster = namespace_of(work)
+    record = read_record(annotations_of(work), generation_of(work), since)
+    if record.verdict is not None:
+        return
+    verifier = ctl.verifier
+    if compiled is not None:
+        for check in compiled.metrics:
+            done = verifier.calls.take(_check_key(work, record, check.name))
+            if done is not None:
+                # (measure() makes every query failure an errored measurement; this is a bug's)
+                measurement = done.value if isinstance(done.value, Measurement) else Measurement(
+                    Phase.ERROR, p.now, p.now, "", f"measurement failed: {done.error}"
+                )
+                record = record.with_measurement(check.name, measurement)
+    plugin_key = _plugin_key(p.key, work, record)
+    plugin_error = ""
+    if plugin:
+        done = verifier.calls.take(plugin_key)
+        if done is not None:
+            if done.ok and isinstance(done.value, PluginAnswer):
+                verifier.plugin_errors.pop(plugin_key, None)
+                if done.value.result != "INPROGRESS":
+                    record = ValidationRecord(
+                        record.generation, record.since, record.measurements, done.value, None, record.message
+                    )
+            else:
+                verifier.plugin_errors[plugin_key] = str(done.error)
+        plugin_error = verifier.plugin_errors.get(plugin_key, "")
+        if plugin_error:
+            found.plugin_errors.append(f"{cluster}: {plugin_error}")
+    judgement = judge(
+        compiled=compiled, plugin=plugin or None, variables=work_variables(work, cluster), record=record,
+        since=since, now=p.now, plugin_error=plugin_error, blocked=blocked,
+    )
+    new_record = decided(record, judgement, p.now)
+    if not blocked:
+        _start_calls(ctl, p, work, new_record, judgement, compiled, plugin, plugin_key)
+    p.verification.due_at(judgement.next_at)
+    if new_record == read_record(annotations_of(work), generation_of(work), since):
+        return
+    patch = {"metadata": {"annotations": {ANNOTATION_VALIDATION: new_record.to_json()}}}
+    written = await ctl.runtime.writes.patch_fenced(ctl.works, work, patch, via=ctl.writer)
+    if written is None:
+        log.info("validation record conflict: judging again", extra={"key": p.key, "cluster": cluster})
+        p.verification.due_at(p.now)
+        return
+    if new_record.verdict is not None and new_record.verdict.status == FAILED:
+        p.verification.failures.append(ValidationFailure(found.placement, cluster, _failure_text(judgement)))
+
+
+def _failure_text(judgement: Judgement) -> str:
+    return judgement.message
+
+
+def _start_calls(
+    ctl: WorksetController,
+    p: Pass,
+    work: JSON,
+    record: ValidationRecord,
+    judgement: Judgement,
+    compiled: CompiledChecks | None,
+    plugin: str,
+    plugin_key: tuple[str, ...],
+) -> None:
+    if record.verdict is not None:
+        return
+    verifier = ctl.verifier
+    cluster = namespace_of(work)
+    if compiled is not None:
+        by_name = {m.name: m for m in compiled.metrics}
+        for name in judgement.due:
+            verifier.calls.start(
+                _check_key(work, record, name), p.key,
+                functools.partial(verifier.measure, by_name[name], cluster, p.name, p.namespace),
+            )
+    if plugin and judgement.ask_plugin and not verifier.calls.running(plugin_key):
+        if verifier.may_ask(plugin_key, p.now):
+            client = verifier.plugins.client(plugin)
+            if client is not None:
+                request = validate_request(_context(p, work), cluster)
+                now = p.now
+
+                async def ask() -> PluginAnswer:
+                    try:
+                        answer = await client.validate_rollout_completion(request)
+                    except PluginError as exc:
+                        raise RuntimeError(str(exc)) from None
+                    return PluginAnswer(str(answer.result), answer.message, now)
+
+                verifier.calls.start(plugin_key, p.key, ask)
+        p.verification.due_at(p.now + PLUGIN_POLL)
+
+
+def _context(p: Pass, work: JSON) -> RolloutContext:
+    placement = labels_of(work).get(LABEL_PLACEMENT_NAME) or ""
+    return RolloutContext(mwrs_name=p.name, mwrs_namespace=p.namespace, placement_name=placement, total_cluster_count=0)
+
+
