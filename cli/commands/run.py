@@ -17,7 +17,8 @@ from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.client import fencing
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
-from ocm_rollout.controllers.rollout.plugin import config as plugin_config
+from ocm_rollout.controllers.rollout import work_config
+from ocm_rollout.controllers.rollout.metric_providers import MetricProviders
 from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry, webhook
 
@@ -46,8 +47,9 @@ class RunConfig:
     debug_address: tuple[str, int] | None
     webhook_address: tuple[str, int] | None = None
     webhook_cert_dir: Path | None = None
-    # --work-config: the registered rollout plugins (empty without the flag).
+    # --work-config: the registered rollout plugins and metric providers (empty without the flag).
     plugins: PluginRegistry = field(default_factory=PluginRegistry)
+    metric_providers: MetricProviders = field(default_factory=MetricProviders)
 
 
 def _seconds(text: str) -> float:
@@ -167,7 +169,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         metavar="PATH",
         help=(
             "the work controller's configuration file (OCM's work-controller-config config.yaml): "
-            "its 'plugins' list registers the rollout plugins ManifestWorkReplicaSets may name"
+            "its 'plugins' list registers the rollout plugins ManifestWorkReplicaSets may name, its "
+            "'metricProviders' list the metric providers metric checks may name"
         ),
     )
     parser.add_argument(
@@ -222,8 +225,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     except KubeconfigError as exc:
         raise UsageError(str(exc)) from None
     try:
-        plugins = plugin_config.load(args.work_config) if args.work_config else PluginRegistry()
-    except plugin_config.PluginConfigError as exc:
+        work = work_config.load(args.work_config) if args.work_config else work_config.WorkConfig()
+    except work_config.WorkConfigError as exc:
         raise UsageError(f"--work-config: {exc}") from None
     namespaces = sorted(set(args.namespaces)) if args.namespaces else None
     if namespaces is not None and any(not ns.strip() for ns in namespaces):
@@ -244,7 +247,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         debug_address=debug_address,
         webhook_address=webhook_address,
         webhook_cert_dir=_webhook_cert_dir(args, webhook_address),
-        plugins=plugins,
+        plugins=work.plugins,
+        metric_providers=work.metric_providers,
     )
 
 
@@ -360,6 +364,7 @@ def _start_operator(
                 debug_address=config.debug_address,
                 fence=fence,
                 plugins=config.plugins,
+                metric_providers=config.metric_providers,
             )
         finally:
             marker.cancel()

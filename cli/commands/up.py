@@ -41,7 +41,8 @@ from ocm_rollout.cli.view.live_view import LiveView
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
-from ocm_rollout.controllers.rollout.plugin import config as plugin_config
+from ocm_rollout.controllers.rollout.work_config import WorkConfigError
+from ocm_rollout.controllers.rollout.work_config import load as load_work_config
 from ocm_rollout.controllers.runtime import registry
 from ocm_rollout.sandbox.server import LocalHub
 from ocm_rollout.sandbox.sim_profile import Profile, ProfileError, load_profile
@@ -54,6 +55,8 @@ SHUTDOWN_TIMEOUT_SECONDS = 20.0
 CLIENT_POOL_SIZE = 32
 LOG_FILE_NAME = "up.log"
 DEBUG_HOST = "127.0.0.1"
+# The controllers given `--work-config`: those that roll out (plugins, metric providers).
+WORK_CONFIG_READERS = ("workset", "addon")
 
 
 class UsageError(ValueError):
@@ -101,8 +104,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     )
     parser.add_argument(
         "--work-config", metavar="PATH",
-        help="the work controller's configuration file: its 'plugins' register rollout plugins "
-        "(given to the workset controller's `run --work-config`; see docs/behaviour/validation.md)",
+        help="the work controller's configuration file: its 'plugins' register rollout plugins, its "
+        "'metricProviders' metric providers (given to the workset and addon controllers' `run "
+        "--work-config`; see docs/behaviour/validation.md)",
     )
     parser.add_argument("--log-level", default="warning", choices=runtime_logging.LEVELS, help="(default: warning)")
     parser.set_defaults(func=main)
@@ -130,8 +134,8 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
         raise UsageError(f"--profile: {exc}") from None
     if args.work_config:
         try:
-            plugin_config.load(args.work_config)
-        except plugin_config.PluginConfigError as exc:
+            load_work_config(args.work_config)
+        except WorkConfigError as exc:
             raise UsageError(f"--work-config: {exc}") from None
     return profile, _controllers(args.controllers)
 
@@ -209,11 +213,12 @@ def _controller_argv(
 ) -> list[str]:
     """``ocm-rollout run`` for one controller against the local hub: no leader election (it is
     the only replica), no probe or metrics ports, the debug endpoint for the placement controller,
-    the work configuration (rollout plugins) for the workset controller."""
+    the work configuration (rollout plugins, metric providers) for the controllers that roll out
+    (workset and addon)."""
     debug = "0"
     if debug_address is not None and name == "placement":
         debug = f"{debug_address[0]}:{debug_address[1]}"
-    extra = ["--work-config", str(Path(work_config).expanduser().absolute())] if work_config and name == "workset" else []
+    extra = ["--work-config", str(Path(work_config).expanduser().absolute())] if work_config and name in WORK_CONFIG_READERS else []
     return python_module(
         "ocm_rollout.cli", "run", "--controllers", name, "--kubeconfig", str(kubeconfig), "--no-leader-elect",
         "--health-bind-address", "0", "--metrics-bind-address", "0", "--debug-bind-address", debug,

@@ -38,6 +38,7 @@ from kubernetes.client import Configuration
 from ocm_rollout.client.fencing import UNFENCED, WriteFence
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
+from ocm_rollout.controllers.rollout.metric_providers import MetricProviders
 from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.registry import Handles, build
@@ -128,6 +129,7 @@ async def run_operator(
     debug_address: tuple[str, int] | None = None,
     fence: WriteFence = UNFENCED,
     plugins: PluginRegistry | None = None,
+    metric_providers: MetricProviders | None = None,
 ) -> None:
     """Run the named controllers until ``stop`` is set; cancel the caller's task to abort.
 
@@ -139,6 +141,8 @@ async def run_operator(
     - ``debug_address``: serve the controllers' routes (``Runtime.routes``) there.
     - ``fence``: admits every write the controllers send (the leader's Lease, ``fencing.py``).
     - ``plugins``: the registered rollout plugins (``ControllerContext.plugins``); None: none.
+    - ``metric_providers``: the registered metric providers (``ControllerContext.metric_providers``);
+      None: none.
 
     Raises ``KubeconfigError`` before starting anything if the kubeconfig is unusable, and
     re-raises whatever made kopf itself fail. Returns only once every kopf task has ended.
@@ -156,6 +160,8 @@ async def run_operator(
         context.clock = clock
     if plugins is not None:
         context.plugins = plugins
+    if metric_providers is not None:
+        context.metric_providers = metric_providers
     context.on_reconcile = metrics.on_reconcile
     context.on_queue_depth = metrics.on_queue_depth
 

@@ -36,6 +36,7 @@ from aiohttp import web
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.queue import WorkQueue, run_workers
+from ocm_rollout.controllers.rollout.metric_providers import MetricProviders
 from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime.cache import Cache, KopfSource, Listener, WatchSource
 from ocm_rollout.controllers.runtime.events import EventRecorder
@@ -75,6 +76,9 @@ class ControllerContext:
     # The registered rollout plugins (``run --work-config``; OCM enhancement 231): configuration
     # only. A controller makes its ``PluginClient``s in its own event loop.
     plugins: PluginRegistry = field(default_factory=PluginRegistry)
+    # The registered metric providers by name (``run --work-config``, ``metricProviders``), which
+    # metric checks name with ``provider.name``; queried through ``runtime/prometheus.py``.
+    metric_providers: MetricProviders = field(default_factory=MetricProviders)
 
 
 @dataclass(frozen=True)

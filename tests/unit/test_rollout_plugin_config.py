@@ -190,5 +190,5 @@ def test_up_checks_the_work_config_and_gives_it_to_the_workset_controller(tmp_pa
     assert str(info.value) == f"--work-config: {path}: plugins[0] (p): endpoint: port must be 1-65535, got 'b' in 'a:b'"
     workset = up._controller_argv("workset", tmp_path / "kc", "info", None, str(path))
     assert workset[-2:] == ["--work-config", str(path)]
-    assert "--work-config" not in up._controller_argv("addon", tmp_path / "kc", "info", None, str(path))
+    assert "--work-config" not in up._controller_argv("placement", tmp_path / "kc", "info", None, str(path))
     assert "--work-config" not in up._controller_argv("workset", tmp_path / "kc", "info", None)

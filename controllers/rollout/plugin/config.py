@@ -18,8 +18,6 @@ are errors. Every error names the file, the entry and the field. Pure apart from
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 import re
 from collections.abc import Iterator, Mapping
@@ -27,16 +25,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from cryptography import x509
+from ocm_rollout.controllers.rollout.config_file import (
+    WorkConfigError,
+    ca_bundle,
+    entry_name,
+    read_document,
+    read_text,
+    section,
+    unique,
+)
 
 ENTRY_KEYS = ("name", "endpoint", "caCertificate")
-_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _HOST = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*")
 
 
-class PluginConfigError(ValueError):
-    """The configuration file is unusable; the message names the entry and the field."""
+#: The configuration file's one error type, under the name it had before other sections came.
+PluginConfigError = WorkConfigError
 
 
 @dataclass(frozen=True)
@@ -75,59 +79,23 @@ class PluginRegistry:
 
 def load(path: str | Path) -> PluginRegistry:
     """Read and validate the configuration file at ``path``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PluginConfigError(f"{path}: {exc.strerror or exc}") from None
-    return parse(text, source=str(path))
+    return parse(read_text(path), source=str(path))
 
 
 def parse(text: str, source: str = "work config") -> PluginRegistry:
     """Validate the YAML ``text`` (``source`` names it in errors)."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PluginConfigError(f"{source}: not valid YAML: {exc}") from None
-    if doc is None:
-        return PluginRegistry(source=source)
-    if not isinstance(doc, Mapping):
-        raise PluginConfigError(f"{source}: expected a mapping at the top, got {_kind(doc)}")
-    entries = doc.get("plugins")
-    if entries is None:
-        return PluginRegistry(source=source)
-    if not isinstance(entries, list):
-        raise PluginConfigError(f"{source}: plugins: expected a list, got {_kind(entries)}")
-    found: dict[str, PluginConfig] = {}
-    first_index: dict[str, int] = {}
-    for index, entry in enumerate(entries):
-        plugin = parse_entry(entry, f"{source}: plugins[{index}]")
-        if plugin.name in found:
-            raise PluginConfigError(
-                f"{source}: plugins[{index}] ({plugin.name}): name: duplicate of plugins[{first_index[plugin.name]}]"
-            )
-        found[plugin.name] = plugin
-        first_index[plugin.name] = index
-    return PluginRegistry(found, source=source)
+    return registry_from(read_document(text, source), source)
+
+
+def registry_from(doc: Mapping[str, Any], source: str) -> PluginRegistry:
+    """The ``plugins`` of the configuration document ``doc`` (read from ``source``)."""
+    plugins = [parse_entry(entry, f"{source}: plugins[{index}]") for index, entry in enumerate(section(doc, "plugins", source))]
+    unique([p.name for p in plugins], "plugins", source)
+    return PluginRegistry({p.name: p for p in plugins}, source=source)
 
 
 def parse_entry(entry: Any, where: str) -> PluginConfig:
-    if not isinstance(entry, Mapping):
-        raise PluginConfigError(f"{where}: expected a mapping, got {_kind(entry)}")
-    name = entry.get("name")
-    if not isinstance(name, str) or not name:
-        raise PluginConfigError(f"{where}: name: required (a non-empty string)")
-    where = f"{where} ({name})"
-    if len(name) > 253 or not _NAME.fullmatch(name):
-        raise PluginConfigError(
-            f"{where}: name: must be lower-case letters, digits, '-' and '.', starting and ending "
-            "with a letter or digit (a DNS-1123 subdomain)"
-        )
-    for key in entry:
-        if key not in ENTRY_KEYS:
-            hint = " (the CA goes under caCertificate.caBundle)" if key == "caBundle" else ""
-            raise PluginConfigError(
-                f"{where}: unknown field {key!r}{hint}; known: {', '.join(ENTRY_KEYS)}"
-            )
+    name, where = entry_name(entry, where, ENTRY_KEYS, {"caBundle": "the CA goes under caCertificate.caBundle"})
     endpoint = entry.get("endpoint")
     if not isinstance(endpoint, str) or not endpoint.strip():
         raise PluginConfigError(f"{where}: endpoint: required (HOST:PORT)")
@@ -137,7 +105,7 @@ def parse_entry(entry: Any, where: str) -> PluginConfig:
     if ca is not None:
         if not tls:
             raise PluginConfigError(f"{where}: caCertificate: not allowed with a plaintext (http://) endpoint")
-        ca_pem = _ca_bundle(ca, f"{where}: caCertificate")
+        ca_pem = ca_bundle(ca, f"{where}: caCertificate")
     return PluginConfig(name=name, endpoint=endpoint, target=target, tls=tls, ca_pem=ca_pem)
 
 
@@ -164,35 +132,3 @@ def parse_endpoint(endpoint: str, where: str) -> tuple[str, bool]:
     elif not _HOST.fullmatch(host):
         raise PluginConfigError(f"{where}: {host!r} is not a host name or IP address (HOST:PORT; IPv6 as [ADDR]:PORT)")
     return f"{host}:{int(port_text)}", tls
-
-
-def _ca_bundle(ca: Any, where: str) -> bytes:
-    if not isinstance(ca, Mapping):
-        raise PluginConfigError(f"{where}: expected a mapping with caBundle, got {_kind(ca)}")
-    extra = [k for k in ca if k != "caBundle"]
-    if extra:
-        raise PluginConfigError(f"{where}: unknown field {extra[0]!r}; known: caBundle")
-    bundle = ca.get("caBundle")
-    if not isinstance(bundle, str) or not bundle.strip():
-        raise PluginConfigError(f"{where}.caBundle: required (base64 of PEM CA certificates)")
-    try:
-        pem = base64.b64decode("".join(bundle.split()), validate=True)
-    except (binascii.Error, ValueError):
-        raise PluginConfigError(f"{where}.caBundle: not valid base64") from None
-    try:
-        certs = x509.load_pem_x509_certificates(pem)
-    except ValueError:
-        certs = []
-    if not certs:
-        raise PluginConfigError(f"{where}.caBundle: holds no PEM certificate (expected base64 of PEM text)")
-    return pem
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if value is None:
-        return "nothing"
-    return f"{type(value).__name__} {value!r}"
