@@ -124,8 +124,8 @@ ROLLOUT_STATUSES: Final = (
 )
 # Verified rollouts (OCM enhancement 231's new state; rolloutStrategy.validation / plugin): a
 # cluster whose work applied and whose checks have not all passed yet. In flight, as Progressing
-# (it counts toward maxConcurrency and progressDeadline bounds it). Not in ROLLOUT_STATUSES yet:
-# the planner does not take it as input until the controllers wire the checks in.
+# (it counts toward maxConcurrency and progressDeadline bounds it). Not in ROLLOUT_STATUSES: the
+# planner takes a Validating cluster as Progressing; people (status, events, metrics) see it.
 ROLLOUT_STATUS_VALIDATING: Final = "Validating"
 
 CASCADE_DELETION_BACKGROUND: Final = "Background"

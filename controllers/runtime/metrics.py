@@ -45,7 +45,8 @@ from ocm_rollout.api import constants
 PREFIX: Final = "ocm_rollout_"
 
 # The per-cluster rollout statuses of the rollout planner (docs/behaviour/rollout.md / docs/behaviour/mwrs.md section 7).
-ROLLOUT_STATUSES: Final = constants.ROLLOUT_STATUSES
+# The planner's statuses and a verified rollout's Validating.
+ROLLOUT_STATUSES: Final = (*constants.ROLLOUT_STATUSES, constants.ROLLOUT_STATUS_VALIDATING)
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)
 process_collector.ProcessCollector(registry=REGISTRY)
