@@ -17,42 +17,8 @@ from ocm_rollout.client.kubeconfig import load_client
 from ocm_rollout.controllers.runtime import registry
 from ocm_rollout.controllers.runtime.operator import connection_info
 
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-clusters:
-- name: hub
-  cluster: {server: "http://127.0.0.1:6443"}
-users:
-- name: me
-  user: {token: sekret}
-contexts:
-- name: hub
-  context: {cluster: hub, user: me}
-current-context: hub
-"""
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> object:
-    """`run` and `configure` set logger levels and a root handler; put them back."""
-    names = ("", "kopf", "kopf.objects")
-    levels = {name: logging.getLogger(name).level for name in names}
-    handlers = list(logging.getLogger().handlers)
-    yield None
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-
-
-@pytest.fixture
-def kubeconfig(tmp_path: Path) -> str:
-    path = tmp_path / "kubeconfig"
-    path.write_text(KUBECONFIG)
-    return str(path)
+# `run` and `configure` set logger levels and a root handler; put them back.
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ for every section (``work_config``), and `ocm-rollout run|up --work-config` with
 from __future__ import annotations
 
 import base64
-import logging
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +15,9 @@ from ocm_rollout.controllers.rollout import work_config
 from ocm_rollout.controllers.rollout.config_file import WorkConfigError
 from ocm_rollout.controllers.rollout.metric_providers import MetricProvider, MetricProviders, parse
 from ocm_rollout.sandbox import tls
+
+# `run` sets log levels; put them back.
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 CREDS = tls.generate(["127.0.0.1"])
 CA_B64 = base64.b64encode(CREDS.ca_pem).decode()
@@ -163,35 +165,6 @@ def test_a_bad_section_fails_the_whole_file() -> None:
 
 
 # -- ocm-rollout run / up ------------------------------------------------------------------------
-
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-clusters: [{name: hub, cluster: {server: "http://127.0.0.1:6443"}}]
-users: [{name: me, user: {token: sekret}}]
-contexts: [{name: hub, context: {cluster: hub, user: me}}]
-current-context: hub
-"""
-
-
-@pytest.fixture
-def kubeconfig(tmp_path: Path) -> str:
-    path = tmp_path / "kubeconfig"
-    path.write_text(KUBECONFIG)
-    return str(path)
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> object:
-    levels = {name: logging.getLogger(name).level for name in ("", "kopf", "kopf.objects")}
-    handlers = list(logging.getLogger().handlers)
-    yield None
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
-    for handler in list(logging.getLogger().handlers):
-        if handler not in handlers:
-            logging.getLogger().removeHandler(handler)
-
 
 def test_run_reads_the_metric_providers(kubeconfig: str, tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"

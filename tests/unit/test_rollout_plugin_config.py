@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import base64
-import logging
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,9 @@ from ocm_rollout.cli.commands import run
 from ocm_rollout.cli.main import build_parser
 from ocm_rollout.controllers.rollout.plugin.config import PluginConfigError, PluginRegistry, load, parse
 from ocm_rollout.sandbox import tls
+
+# `run` sets log levels; put them back.
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 CREDS = tls.generate(["127.0.0.1"])
 CA_B64 = base64.b64encode(CREDS.ca_pem).decode()
@@ -128,31 +130,6 @@ def test_yaml_errors_and_missing_files(tmp_path: Path) -> None:
 
 
 # -- ocm-rollout run --work-config --------------------------------------------------------------
-
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-clusters: [{name: hub, cluster: {server: "http://127.0.0.1:6443"}}]
-users: [{name: me, user: {token: sekret}}]
-contexts: [{name: hub, context: {cluster: hub, user: me}}]
-current-context: hub
-"""
-
-
-@pytest.fixture
-def kubeconfig(tmp_path: Path) -> str:
-    path = tmp_path / "kubeconfig"
-    path.write_text(KUBECONFIG)
-    return str(path)
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> object:
-    levels = {name: logging.getLogger(name).level for name in ("", "kopf", "kopf.objects")}
-    yield None
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
-
 
 def _config(kubeconfig: str, *extra: str) -> run.RunConfig:
     args = build_parser().parse_args(["run", "--controllers", "workset", "--kubeconfig", kubeconfig, *extra])

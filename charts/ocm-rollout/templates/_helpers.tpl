@@ -138,3 +138,22 @@ tls.crt: {{ $cert.Cert | b64enc }}
 tls.key: {{ $cert.Key | b64enc }}
 {{- end }}
 {{- end }}
+
+{{/*
+The work configuration file (config.yaml of the work-controller-config ConfigMap): the
+workConfig lists that are not empty. Its sha256 is the pod template's checksum/work-config.
+*/}}
+{{- define "ocm-rollout.workConfig" -}}
+{{- $config := dict }}
+{{- with .Values.workConfig.plugins }}{{ $_ := set $config "plugins" . }}{{ end }}
+{{- with .Values.workConfig.metricProviders }}{{ $_ := set $config "metricProviders" . }}{{ end }}
+{{- if $config }}{{ toYaml $config }}{{ end }}
+{{- end }}
+
+{{/* Whether a component reads the work configuration: it runs the workset or addon controller. */}}
+{{- define "ocm-rollout.readsWorkConfig" -}}
+{{- if or (has "workset" .component.controllers) (has "addon" .component.controllers) }}true{{ end }}
+{{- end }}
+
+{{/* Where the work configuration is mounted, and the file `ocm-rollout run --work-config` reads. */}}
+{{- define "ocm-rollout.workConfigDir" -}}/var/run/config/work{{- end }}
