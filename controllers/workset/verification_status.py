@@ -3,7 +3,8 @@
 - ``PluginLoaded`` (OCM enhancement 231) when a placementRef names a plugin: Available, or Failed
   with the error (several plugins: the first that failed, else the first);
 - ``PlacementVerified`` False ``InvalidCheck`` when a placementRef's checks do not compile (the
-  message names the placement, the check and the field); its clusters stay Validating;
+  message names the placement, the check and the field) or name a metric provider that is not
+  registered; its clusters stay Validating;
 - the rolling-out ``Progressing`` condition says what holds the rollout: a decision group waiting
   for a promotion (reason ``WaitingForPromotion``), the clusters being validated and each one's
   checks, the plugin's errors (the enhancement shows them in ``Progressing``).
@@ -78,7 +79,7 @@ def apply(status: JSON, *, plan_u: DeployPlan, verification: Verification, now: 
     if invalid:
         set_status_condition(
             conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_INVALID_CHECK,
-            "; ".join(invalid) + " (the placement's clusters stay Validating until the checks are fixed)", now,
+            "; ".join(invalid) + " (its clusters stay Validating until the checks are fixed)", now,
         )
     progressing = find_condition(conditions, CONDITION_PROGRESSING)
     # finish_status wrote the rolling-out condition afresh on this pass; say what holds it.

@@ -214,6 +214,17 @@ async def verify(ctl: WorksetController, p: Pass) -> None:
             found.invalid_checks = str(compiled)
             blocked = f"the checks do not compile: {compiled}"
             compiled = None
+        elif compiled is not None:
+            providers = ctl.runtime.context.metric_providers
+            unknown = [
+                f"check {m.name!r}: {providers.not_registered(m.provider_name)}"
+                for m in compiled.metrics
+                if m.provider_name is not None and m.provider_name not in providers
+            ]
+            if unknown:
+                found.invalid_checks = "; ".join(unknown)
+                blocked = found.invalid_checks
+                compiled = None
         plugin = str(strategy.get("plugin") or "")
         if plugin:
             found.plugin = plugin

@@ -261,3 +261,15 @@ def test_a_restart_keeps_the_measurements(fleet: Env, prometheus: FakePrometheus
     assert prometheus.queried("cluster1") <= taken + 1  # at most the one lost with the killed instance
     body = fleet.api.get(MANIFEST_WORK_REPLICA_SETS, "web", ns)
     assert condition(body, "PlacementRolledOut") in {("True", "Complete"), ("False", "Progressing")}
+
+
+def test_a_check_naming_an_unregistered_provider_is_a_condition(fleet: Env) -> None:
+    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 1},
+                "validation": {"checks": [{"name": "errors", "metric": {
+                    "provider": {"name": "thanos"}, "query": "up", "successCondition": "true"}}]}}
+    ns = rollout(fleet, strategy, prefix="badprovider")
+    wait_for(lambda: (cond(fleet, ns, "PlacementVerified") or ("", ""))[1] == "InvalidCheck",
+             what="InvalidCheck", state=lambda: cond(fleet, ns, "PlacementVerified"))
+    _s, _r, message = cond(fleet, ns, "PlacementVerified") or ("", "", "")
+    assert message.startswith("placement fleet: check 'errors': metric provider 'thanos' is not registered")
+    holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1"], 1.0, what="held at cluster1")
