@@ -39,7 +39,8 @@ def prometheus_binary() -> str:
     return found
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
@@ -77,7 +78,7 @@ def running_prometheus(targets: Sequence[str], workdir: Path) -> Iterator[str]:
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
     config.write_text(yaml.safe_dump(scrape_config(targets)), encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = workdir / "prometheus.log"
     with log_path.open("w+") as log:

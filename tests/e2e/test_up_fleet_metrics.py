@@ -1,20 +1,18 @@
 """`ocm-rollout up`'s fleet metrics endpoint, scraped by a real Prometheus server: a profile gives
 web:2.0 a high error ratio on cluster1, and Prometheus sees it there once the work is applied, and
-the default everywhere else."""
+the default everywhere else. And the endpoints `up` records next to its kubeconfig."""
 
 from __future__ import annotations
 
 import json
 import re
-import socket
-import subprocess
 from pathlib import Path
 
 import kubernetes
 import pytest
 
-from tests.e2e.helpers import OCM_ROLLOUT, Up, eventually
-from tests.prometheus_server import prometheus_binary, running_prometheus, values_by
+from tests.e2e.helpers import Up, eventually
+from tests.prometheus_server import free_port, prometheus_binary, running_prometheus, values_by
 
 pytestmark = pytest.mark.e2e
 
@@ -48,13 +46,6 @@ WORK = {
         }
     },
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def test_prometheus_scrapes_each_clusters_metrics_as_its_works_apply(tmp_path: Path) -> None:
@@ -107,19 +98,4 @@ def test_up_records_its_endpoints_next_to_the_kubeconfig(tmp_path: Path) -> None
         assert up.interrupt() == 0, up.output()
     finally:
         up.stop()
-
-
-def test_a_busy_fleet_metrics_port_is_a_one_line_error(tmp_path: Path) -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        result = subprocess.run(
-            [str(OCM_ROLLOUT), "up", "--fleet-metrics-port", str(port), "--kubeconfig", str(tmp_path / "kc")],
-            capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
-        )
-    assert result.returncode == 1
-    assert f"--fleet-metrics-port: cannot listen on 127.0.0.1:{port}" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert not (tmp_path / "kc").exists()
 
