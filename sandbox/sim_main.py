@@ -4,10 +4,12 @@
 agents and the hub run on different cores, as a real fleet's klusterlets and its hub do. This
 process reads a kubeconfig for the hub, registers ``--clusters`` simulated clusters (nothing twice
 after a restart) and runs their agents (``ocm_rollout.sandbox.simulation.Simulation``) until SIGINT or
-SIGTERM, printing one line per agent event (a cluster going silent or coming back) to stdout.
+SIGTERM, printing one line per agent event (a cluster going silent or coming back) to stdout. With
+``--metrics-address HOST:PORT`` it serves the clusters' workload metrics (the profile's
+``metrics``) on ``http://HOST:PORT/metrics`` (``ocm_rollout.sandbox.sim_metrics_server``).
 
 Exit codes: 0 after a signal, 2 for a bad flag or profile (one line on stderr), 1 when the hub
-cannot be reached or the simulation fails.
+cannot be reached, the metrics address cannot be bound or the simulation fails.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from kubernetes.client import ApiClient
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
+from ocm_rollout.sandbox.sim_metrics_server import MetricsServer
 from ocm_rollout.sandbox.sim_profile import ProfileError, load_profile
 from ocm_rollout.sandbox.simulation import SimEvent, Simulation
 
@@ -45,8 +48,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the hub")
     parser.add_argument("--clusters", type=int, default=5, help="simulated clusters cluster1..clusterN")
     parser.add_argument("--profile", help="simulation profile (YAML), see examples/profiles/")
+    parser.add_argument(
+        "--metrics-address", metavar="HOST:PORT", type=_address,
+        help="serve the clusters' workload metrics on http://HOST:PORT/metrics (port 0: a free one)",
+    )
     parser.add_argument("--log-level", default="warning", choices=runtime_logging.LEVELS)
     return parser.parse_args(argv)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
 
 
 def _client(kubeconfig: str) -> ApiClient:
@@ -84,9 +98,18 @@ async def run(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    server: MetricsServer | None = None
     try:
-        await _wait_answering(kube)
         simulation = Simulation(kube, clusters=args.clusters, profile=profile, on_event=print_event)
+        if args.metrics_address is not None:
+            server = MetricsServer(simulation.metrics.render, args.metrics_address)
+            try:
+                await server.start()
+            except OSError as exc:
+                host, port = args.metrics_address
+                print(f"error: --metrics-address: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+                return 1
+        await _wait_answering(kube)
         registering = asyncio.ensure_future(simulation.register())
         stopping = asyncio.ensure_future(stop.wait())
         await asyncio.wait({registering, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -99,6 +122,8 @@ async def run(args: argparse.Namespace) -> int:
         registering.result()
         await simulation.run(stop)
     finally:
+        if server is not None:
+            await server.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)

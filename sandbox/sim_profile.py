@@ -14,6 +14,10 @@ A profile is a YAML (or JSON) mapping with two keys, both optional::
       rawFeedbackJsonString: false   # the RawFeedbackJsonString feature gate of the work agent
       leaseDurationSeconds: 60   # ManagedCluster spec.leaseDurationSeconds (heartbeat period;
                                  #   the hub marks a silent cluster Unknown after 5 x this)
+      metrics:                   # workload metrics `up` serves on its fleet /metrics endpoint
+        http_error_ratio: 0.001  #   a gauge: any number (.nan, .inf, -.inf too)
+        http_requests: {counter: 50}   # a counter (exposed as http_requests_total) that grows by
+                                 #   50 per second while a rule sets this rate
 
     clusters:                    # rules, applied in order; a later matching rule overrides
     - name: cluster3             # glob, or a list of globs, on the cluster name
@@ -29,6 +33,7 @@ A profile is a YAML (or JSON) mapping with two keys, both optional::
                                  #   a bad version, wherever and whenever it is rolled out
       outcome: Degraded
       message: "image pull back-off"
+      metrics: {http_error_ratio: 0.3}   # while such a work is applied on the cluster
     - name: [cluster4, cluster5]
       labels: {tier: edge}       # extra labels / clusterClaims / resources at registration
       claims: {example.com/gpu: "true"}
@@ -41,7 +46,16 @@ A profile is a YAML (or JSON) mapping with two keys, both optional::
 
 Matchers (``name``, ``selector``, ``works``, ``minGeneration``, ``contains``) are ANDed; a rule
 without matchers applies to every cluster. Rules with ``works``, ``minGeneration`` or ``contains``
-may only set work fields.
+may only set work fields and ``metrics``.
+
+``metrics`` maps Prometheus metric names (``[a-zA-Z_:][a-zA-Z0-9_:]*``) to a gauge's value (a
+number) or to ``{counter: RATE}`` (a counter growing by RATE, a finite number >= 0, per second,
+from 0 at the start of the simulation; its name gets ``_total`` unless it ends so). A name keeps one
+type in the whole profile. ``ocm-rollout up`` serves them (``ocm_rollout.sandbox.sim_metrics``),
+one series per registered, reachable cluster and metric, labelled ``cluster``. The rules apply in
+order per metric name (a later one overrides an earlier one), a rule with work matchers only while
+a ManifestWork it matches is applied on the cluster: its agent applied that generation and at least
+one of its manifests is on the cluster.
 Durations are seconds (a number) or Go/OCM forms such as ``500ms``, ``90s``, ``10m``, ``1h30m``.
 Windows are measured from the start of the simulation.
 
@@ -70,6 +84,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,6 +96,12 @@ from ocm_rollout.api.meta import DurationError, parse_go_duration
 from ocm_rollout.sandbox.agents.registration import FleetMember, with_overrides
 from ocm_rollout.sandbox.agents.selectors import SelectorError, selector_matches, validate_selector
 from ocm_rollout.sandbox.agents.work import Mode, Outcome, WorkBehaviour
+from ocm_rollout.sandbox.agents.workload_metrics import (
+    MetricSetting,
+    MetricType,
+    exposed_name,
+    valid_metric_name,
+)
 
 
 class ProfileError(ValueError):
@@ -155,6 +176,7 @@ _CLUSTER_FIELDS = {
     "unavailable",
 }
 _MATCHERS = {"name", "selector", "works", "minGeneration", "contains"}
+_METRICS = "metrics"  # allowed in every rule and in the defaults
 
 
 @dataclass(frozen=True)
@@ -167,6 +189,7 @@ class Rule:
     contains: tuple[str, ...] = ()
     work_fields: Mapping[str, Any] = field(default_factory=dict)
     cluster_fields: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, MetricSetting] = field(default_factory=dict)  # by exposed name
 
     def matches_cluster(self, name: str, labels: Mapping[str, str]) -> bool:
         if self.names and not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names):
@@ -179,6 +202,7 @@ class Rule:
         return bool(self.works or self.contains) or self.min_generation is not None
 
     def matches_work(self, work_name: str, generation: int, spec_text: Callable[[], str] = str) -> bool:
+        """Whether the rule's work matchers hold for a work (``spec_text``: its spec as JSON)."""
         if self.works and not any(fnmatch.fnmatchcase(work_name, pattern) for pattern in self.works):
             return False
         if self.min_generation is not None and generation < self.min_generation:
@@ -279,6 +303,71 @@ def _cluster_fields(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _metric_setting(value: Any, where: str) -> MetricSetting:
+    gauge = _number(value)
+    if gauge is not None:
+        return MetricSetting(MetricType.GAUGE, gauge)
+    if isinstance(value, Mapping) and set(value) == {"counter"}:
+        rate = _number(value["counter"])
+        if rate is None or not math.isfinite(rate) or rate < 0:
+            raise ProfileError(
+                f"{where}.counter: expected a rate per second, a finite number >= 0, got {value['counter']!r}"
+            )
+        return MetricSetting(MetricType.COUNTER, rate)
+    raise ProfileError(f"{where}: expected a number (a gauge) or {{counter: RATE}}, got {value!r}")
+
+
+def _metrics(raw: Mapping[str, Any], where: str) -> dict[str, MetricSetting]:
+    """The ``metrics`` of a rule or the defaults, by exposed name."""
+    if _METRICS not in raw:
+        return {}
+    value = raw[_METRICS]
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}.{_METRICS}: expected a mapping of metric names to values")
+    out: dict[str, MetricSetting] = {}
+    for name, item in value.items():
+        path = f"{where}.{_METRICS}.{name}"
+        if not isinstance(name, str) or not valid_metric_name(name):
+            raise ProfileError(f"{path}: {name!r} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+        setting = _metric_setting(item, path)
+        exposed = exposed_name(name, setting.type)
+        if exposed in out:
+            raise ProfileError(f"{path}: names the same series as another entry ({exposed})")
+        out[exposed] = setting
+    return out
+
+
+def _check_metric_types(sources: Sequence[tuple[str, Mapping[str, MetricSetting]]]) -> None:
+    """A metric name keeps one type across the profile (a scrape with two is refused)."""
+    seen: dict[str, tuple[MetricType, str]] = {}
+    for where, metrics in sources:
+        for name, setting in metrics.items():
+            earlier = seen.setdefault(name, (setting.type, where))
+            if earlier[0] is not setting.type:
+                raise ProfileError(
+                    f"{where}.{_METRICS}: {name} is a {setting.type} here and a {earlier[0]} in {earlier[1]}"
+                    " (a metric has one type)"
+                )
+
+
+def _spec_text(spec: Any) -> Callable[[], str]:
+    """The work spec as JSON, made at the first call only (``contains`` matchers read it)."""
+    text: list[str] = []
+
+    def get() -> str:
+        if not text:
+            text.append(json.dumps(spec, sort_keys=True))
+        return text[0]
+
+    return get
+
+
 @dataclass(frozen=True)
 class ClusterPlan:
     """The resolved behaviour of one simulated cluster."""
@@ -289,6 +378,8 @@ class ClusterPlan:
     unavailable: tuple[Window, ...]
     work_defaults: WorkBehaviour
     work_rules: tuple[Rule, ...]
+    metric_defaults: Mapping[str, MetricSetting] = field(default_factory=dict)
+    metric_rules: tuple[Rule, ...] = ()  # the rules matching the cluster that set metrics, in order
 
     def reachable(self, elapsed: float) -> bool:
         return not any(w.active(elapsed) for w in self.unreachable)
@@ -304,17 +395,34 @@ class ClusterPlan:
     def work_behaviour(self, work_name: str, generation: int, spec: Any = None) -> WorkBehaviour:
         """How the agent handles a work (``spec``: the work's spec, for ``contains`` rules)."""
         behaviour = self.work_defaults
-        text: list[str] = []
-
-        def spec_text() -> str:
-            if not text:
-                text.append(json.dumps(spec, sort_keys=True))
-            return text[0]
-
+        spec_text = _spec_text(spec)
         for rule in self.work_rules:
             if rule.matches_work(work_name, generation, spec_text):
                 behaviour = replace(behaviour, **rule.work_fields)
         return behaviour
+
+    @property
+    def work_metrics(self) -> bool:
+        """Whether some metric depends on the works applied on the cluster."""
+        return any(rule.only_works for rule in self.metric_rules)
+
+    def metric_rules_matching(self, work_name: str, generation: int, spec: Any = None) -> frozenset[int]:
+        """The indices in ``metric_rules`` of the work rules that a work satisfies."""
+        spec_text = _spec_text(spec)
+        return frozenset(
+            index
+            for index, rule in enumerate(self.metric_rules)
+            if rule.only_works and rule.matches_work(work_name, generation, spec_text)
+        )
+
+    def metrics(self, satisfied: frozenset[int] = frozenset()) -> dict[str, MetricSetting]:
+        """The metric settings while the work rules ``satisfied`` hold (by index in
+        ``metric_rules``): the defaults, then every rule in order, a later one overriding."""
+        out = dict(self.metric_defaults)
+        for index, rule in enumerate(self.metric_rules):
+            if not rule.only_works or index in satisfied:
+                out.update(rule.metrics)
+        return out
 
 
 @dataclass(frozen=True)
@@ -322,6 +430,7 @@ class Profile:
     defaults_work: WorkBehaviour = field(default_factory=WorkBehaviour)
     defaults_cluster: Mapping[str, Any] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
+    defaults_metrics: Mapping[str, MetricSetting] = field(default_factory=dict)
 
     def plan(self, member: FleetMember) -> ClusterPlan:
         """Apply the rules to one fleet member (in order; later rules override)."""
@@ -333,10 +442,13 @@ class Profile:
         capacity: dict[str, str] = dict(cluster.get("capacity") or {})
         allocatable: dict[str, str] = dict(cluster.get("allocatable") or {})
         work_rules: list[Rule] = []
+        metric_rules: list[Rule] = []
         work_defaults = self.defaults_work
         for rule in self.rules:
             if not rule.matches_cluster(member.name, labels):
                 continue
+            if rule.metrics:
+                metric_rules.append(rule)
             if rule.only_works:
                 work_rules.append(rule)
                 continue
@@ -358,13 +470,15 @@ class Profile:
             unavailable=tuple(cluster.get("unavailable") or ()),
             work_defaults=work_defaults,
             work_rules=tuple(work_rules),
+            metric_defaults=self.defaults_metrics,
+            metric_rules=tuple(metric_rules),
         )
 
 
 def _parse_rule(raw: Any, where: str) -> Rule:
     if not isinstance(raw, Mapping):
         raise ProfileError(f"{where}: expected a mapping")
-    unknown = set(raw) - _MATCHERS - _WORK_FIELDS - _CLUSTER_FIELDS
+    unknown = set(raw) - _MATCHERS - _WORK_FIELDS - _CLUSTER_FIELDS - {_METRICS}
     if unknown:
         raise ProfileError(f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
     names = _globs(raw["name"], f"{where}.name") if "name" in raw else ()
@@ -398,6 +512,7 @@ def _parse_rule(raw: Any, where: str) -> Rule:
         contains=contains,
         work_fields=_work_fields(raw, where),
         cluster_fields=cluster_fields,
+        metrics=_metrics(raw, where),
     )
 
 
@@ -413,7 +528,7 @@ def parse_profile(data: Any, source: str = "profile") -> Profile:
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise ProfileError(f"{source}.defaults: expected a mapping")
-    unknown = set(defaults) - _WORK_FIELDS - _CLUSTER_FIELDS
+    unknown = set(defaults) - _WORK_FIELDS - _CLUSTER_FIELDS - {_METRICS}
     if unknown:
         raise ProfileError(f"{source}.defaults: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
     work_defaults = replace(WorkBehaviour(), **_work_fields(defaults, f"{source}.defaults"))
@@ -422,7 +537,11 @@ def parse_profile(data: Any, source: str = "profile") -> Profile:
     if not isinstance(raw_rules, Sequence) or isinstance(raw_rules, str):
         raise ProfileError(f"{source}.clusters: expected a list of rules")
     rules = tuple(_parse_rule(raw, f"{source}.clusters[{index}]") for index, raw in enumerate(raw_rules))
-    return Profile(defaults_work=work_defaults, defaults_cluster=cluster_defaults, rules=rules)
+    metrics = _metrics(defaults, f"{source}.defaults")
+    _check_metric_types([(f"{source}.defaults", metrics), *((rule.where, rule.metrics) for rule in rules)])
+    return Profile(
+        defaults_work=work_defaults, defaults_cluster=cluster_defaults, rules=rules, defaults_metrics=metrics
+    )
 
 
 def load_profile(path: str | Path | None) -> Profile:

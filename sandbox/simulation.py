@@ -118,6 +118,7 @@ from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, 
 from ocm_rollout.sandbox.sim_client import Writer
 from ocm_rollout.sandbox.sim_configs import ConfigSource
 from ocm_rollout.sandbox.sim_discovery import served_resource_map
+from ocm_rollout.sandbox.sim_metrics import FleetMetrics
 from ocm_rollout.sandbox.sim_profile import ClusterPlan, Profile
 from ocm_rollout.sandbox.sim_templates import TemplateSource
 
@@ -183,6 +184,7 @@ class Simulation:
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         self._reachable: dict[str, bool] = {}
         self._cluster_objects: dict[str, ClusterObjects] = {}  # cluster -> its objects (from the works)
+        self.metrics = FleetMetrics(self.plans, clock=lambda: self.elapsed(self.clock()), shown=self._shows_metrics)
 
         self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
         self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work)
@@ -224,6 +226,10 @@ class Simulation:
 
     def cluster_names(self) -> list[str]:
         return list(self.plans)
+
+    def _shows_metrics(self, name: str) -> bool:
+        """A cluster's workload metrics are exposed while it is registered and its agent reachable."""
+        return self.clusters.get(name) is not None and self.plans[name].reachable(self.elapsed(self.clock()))
 
     # -- registration -------------------------------------------------------------------------------
     async def register(self) -> None:
@@ -553,6 +559,10 @@ class Simulation:
             store.release(name, delete_option)
         else:
             store.record(name, applied, delete_option)
+        if applied and work is not None:
+            self.metrics.applied(cluster, name, generation_of(work), work.get("spec"))
+        else:
+            self.metrics.released(cluster, name)
         if store.shape() != before:
             for other in list(self.works.objects):
                 if other[0] == cluster and other != key:

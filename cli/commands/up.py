@@ -5,7 +5,9 @@ for it (mode 0600) and starts, each in a process of its own as in a real deploym
 (``up_children``), so that a fleet of thousands of clusters uses every core:
 
 - the simulated agents (``python -m ocm_rollout.sandbox.sim_main``: registration, heartbeats, work and add-on
-  agents), shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``);
+  agents), shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``); they serve the clusters'
+  workload metrics (the profile's ``metrics``) for Prometheus on ``http://127.0.0.1:PORT/metrics``,
+  port ``--fleet-metrics-port`` (0, the default, picks a free one); the start banner prints the URL;
 - each controller of this build (``ocm_rollout.controllers.runtime.registry``) as ``ocm-rollout run
   --controllers NAME`` (no leader election: it is the only replica); the placement controller
   serves its debug endpoint (``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port
@@ -14,6 +16,10 @@ for it (mode 0600) and starts, each in a process of its own as in a real deploym
 and, unless ``--no-view``, a live view (``ocm_rollout.cli.view.live_view``) of clusters, ManifestWorkReplicaSet
 and add-on rollouts and placements: redrawn in place on a terminal, one line per change otherwise.
 It is computed incrementally and at a bounded rate, so it stays a small share of this process.
+
+The banner's URLs are also written, as JSON, to ``endpoints.json`` next to the kubeconfig
+(``hub``, ``kubeconfig``, ``fleetMetrics`` and, with the placement controller, ``debug``), so that
+tools and tests find them.
 
 Ctrl-C or SIGTERM stops the children first, then the hub. A child that ends on its own stops
 everything (exit 1). With ``--data FILE`` every object survives a restart and nothing is
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 import socket
@@ -54,7 +61,9 @@ DEFAULT_CLUSTERS = 5
 SHUTDOWN_TIMEOUT_SECONDS = 20.0
 CLIENT_POOL_SIZE = 32
 LOG_FILE_NAME = "up.log"
-DEBUG_HOST = "127.0.0.1"
+ENDPOINTS_FILE_NAME = "endpoints.json"
+LOOPBACK = "127.0.0.1"
+FLEET_METRICS_PATH = "/metrics"
 # The controllers given `--work-config`: those that roll out (plugins, metric providers).
 WORK_CONFIG_READERS = ("workset", "addon")
 
@@ -90,8 +99,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     parser.add_argument("--data", metavar="FILE", help="SQLite file that keeps every object across restarts")
     parser.add_argument(
         "--debug-port", type=int, default=0, metavar="P",
-        help=f"port on {DEBUG_HOST} for the controllers' debug endpoints (e.g. GET "
+        help=f"port on {LOOPBACK} for the controllers' debug endpoints (e.g. GET "
         "/debug/placements/NAMESPACE/NAME: how a Placement is scheduled); 0 picks a free one (default)",
+    )
+    parser.add_argument(
+        "--fleet-metrics-port", type=int, default=0, metavar="P",
+        help=f"port on {LOOPBACK} for the simulated clusters' workload metrics (the profile's `metrics`; "
+        f"GET {FLEET_METRICS_PATH}, Prometheus text format, label cluster); 0 picks a free one (default)",
     )
     parser.add_argument(
         "--controllers", default="all", metavar="NAMES",
@@ -126,8 +140,9 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
         raise UsageError(f"--clusters: must be 0 or more, got {args.clusters}")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port: must be between 0 and 65535, got {args.port}")
-    if not 0 <= args.debug_port <= 65535:
-        raise UsageError(f"--debug-port: must be between 0 and 65535, got {args.debug_port}")
+    for flag, port in (("--debug-port", args.debug_port), ("--fleet-metrics-port", args.fleet_metrics_port)):
+        if not 0 <= port <= 65535:
+            raise UsageError(f"{flag}: must be between 0 and 65535, got {port}")
     try:
         profile = load_profile(args.profile)
     except ProfileError as exc:
@@ -171,10 +186,16 @@ def _client(kubeconfig: Path) -> ApiClient:
 
 
 def usage_lines(
-    hub_url: str, kubeconfig: Path, clusters: int, controllers: Sequence[str], debug: str | None = None
+    hub_url: str,
+    kubeconfig: Path,
+    clusters: int,
+    controllers: Sequence[str],
+    debug: str | None = None,
+    fleet_metrics: str | None = None,
 ) -> list[str]:
-    """The banner: where the hub is, how to use it with kubectl, and where the debug endpoint is
-    (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``)."""
+    """The banner: where the hub is, how to use it with kubectl, where the debug endpoint is
+    (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``) and
+    where the fleet's workload metrics are (``fleet_metrics``: a URL)."""
     lines = [
         f"ocm-rollout local hub at {hub_url}  ({clusters} simulated clusters; "
         f"controllers: {', '.join(controllers) or 'none'})",
@@ -182,19 +203,41 @@ def usage_lines(
     ]
     if debug is not None:
         lines.append(f"debug: {debug}")
+    if fleet_metrics is not None:
+        lines.append(f"fleet metrics: {fleet_metrics}")
     lines.append(f"  export KUBECONFIG={kubeconfig}; kubectl get managedclusters")
     return lines
 
 
-def _debug_port(requested: int) -> int:
-    """The debug port: ``requested``, checked to be free, or a free one when 0.
+class PortError(OSError):
+    """A port that cannot be listened on; the message names the flag."""
 
-    Raises ``OSError`` when the port cannot be bound."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind((DEBUG_HOST, requested))
-        port: int = probe.getsockname()[1]
-        return port
+
+def _listen_ports(requests: Sequence[tuple[str, int]]) -> dict[str, int]:
+    """For each (flag, port): the port, checked to be free, or a free one when 0; all different.
+
+    Raises ``PortError`` naming the first flag whose port cannot be bound."""
+    ports: dict[str, int] = {}
+    with contextlib.ExitStack() as held:  # every probe stays bound until all are chosen
+        for flag, requested in requests:
+            probe = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((LOOPBACK, requested))
+                probe.listen()
+            except OSError as exc:
+                raise PortError(f"{flag}: cannot listen on {LOOPBACK}:{requested}: {exc.strerror or exc}") from None
+            ports[flag] = int(probe.getsockname()[1])
+    return ports
+
+
+def write_endpoints(directory: Path, endpoints: dict[str, str]) -> Path:
+    """``endpoints`` as JSON in ``directory/endpoints.json`` (replaced whole: a reader never sees half)."""
+    target = directory / ENDPOINTS_FILE_NAME
+    partial = target.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(endpoints, indent=2) + "\n", encoding="utf-8")
+    partial.replace(target)
+    return target
 
 
 def _debug_line(address: tuple[str, int] | None, names: Sequence[str]) -> str | None:
@@ -227,8 +270,11 @@ def _controller_argv(
 
 
 def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
-              debug_address: tuple[str, int] | None) -> list[Child]:
-    agents = ["--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level]
+              debug_address: tuple[str, int] | None, fleet_metrics_port: int) -> list[Child]:
+    agents = [
+        "--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level,
+        "--metrics-address", f"{LOOPBACK}:{fleet_metrics_port}",
+    ]  # fmt: skip
     if args.profile:
         agents += ["--profile", str(Path(args.profile).expanduser().absolute())]
     children = [Child("the simulated agents", python_module("ocm_rollout.sandbox.sim_main", *agents))]
@@ -240,17 +286,15 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
 
 
 async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, output: TextIO | None) -> int:
-    debug_address: tuple[str, int] | None = None
-    if names:
-        try:
-            debug_address = (DEBUG_HOST, _debug_port(args.debug_port))
-        except OSError as exc:
-            print(
-                f"ocm-rollout up: error: --debug-port: cannot listen on {DEBUG_HOST}:{args.debug_port}: "
-                f"{exc.strerror or exc}",
-                file=sys.stderr,
-            )
-            return 1
+    wanted = [("--debug-port", args.debug_port)] if names else []
+    try:
+        ports = _listen_ports([*wanted, ("--fleet-metrics-port", args.fleet_metrics_port)])
+    except PortError as exc:
+        print(f"ocm-rollout up: error: {exc}", file=sys.stderr)
+        return 1
+    debug_address = (LOOPBACK, ports["--debug-port"]) if names else None
+    fleet_metrics_port = ports["--fleet-metrics-port"]
+    fleet_metrics = f"http://{LOOPBACK}:{fleet_metrics_port}{FLEET_METRICS_PATH}"
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -273,13 +317,19 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     view_task: asyncio.Task[None] | None = None
     try:
         _written(hub, kubeconfig)
-        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, _debug_line(debug_address, names))
+        debug = _debug_line(debug_address, names)
+        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics)
+        endpoints = {"hub": hub.url, "kubeconfig": str(kubeconfig), "fleetMetrics": fleet_metrics}
+        write_endpoints(kubeconfig.parent, endpoints if debug is None else {**endpoints, "debug": debug})
         if interactive:
             banner.append(f"logs: {kubeconfig.parent / LOG_FILE_NAME}")
         else:
             for line in banner:
                 print(line, flush=True)
-        children = [converter.child(kubeconfig, args.log_level), *_children(args, names, kubeconfig, debug_address)]
+        children = [
+            converter.child(kubeconfig, args.log_level),
+            *_children(args, names, kubeconfig, debug_address, fleet_metrics_port),
+        ]
         for child in children:
             await child.start(output)
         if not args.no_view:

@@ -147,17 +147,18 @@ def test_the_banner_names_a_debug_endpoint_that_explains_placements(start_up: Ca
     assert up.interrupt() == 0, up.output()
 
 
-def test_a_busy_debug_port_is_a_one_line_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--debug-port", "--fleet-metrics-port"])
+def test_a_busy_port_is_a_one_line_error(tmp_path: Path, flag: str) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [str(OCM_ROLLOUT), "up", "--debug-port", str(port), "--kubeconfig", str(tmp_path / "kc")],
+            [str(OCM_ROLLOUT), "up", flag, str(port), "--kubeconfig", str(tmp_path / "kc")],
             capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
         )
     assert result.returncode == 1
-    assert f"--debug-port: cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert f"{flag}: cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "kc").exists()
 

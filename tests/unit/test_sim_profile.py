@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from ocm_rollout.sandbox.agents.registration import fleet_member
 from ocm_rollout.sandbox.agents.work import Mode, Outcome, WorkBehaviour
+from ocm_rollout.sandbox.agents.workload_metrics import MetricSetting, MetricType
 from ocm_rollout.sandbox.sim_profile import ProfileError, Window, load_profile, parse_duration, parse_profile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "profiles"
@@ -189,3 +191,129 @@ def test_contains_takes_a_list_and_refuses_cluster_fields() -> None:
         parse_profile({"clusters": [{"contains": "x", "labels": {"a": "b"}}]})
     with pytest.raises(ProfileError, match=r"clusters\[0\].contains: expected a text"):
         parse_profile({"clusters": [{"contains": ""}]})
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+WEB_2 = {"workload": {"manifests": [{"kind": "Deployment", "spec": {"image": "web:2.0"}}]}}
+WEB_1 = {"workload": {"manifests": [{"kind": "Deployment", "spec": {"image": "web:1.0"}}]}}
+
+
+def gauge(value: float) -> MetricSetting:
+    return MetricSetting(MetricType.GAUGE, value)
+
+
+def test_metrics_come_from_the_defaults_and_the_cluster_rules_in_order() -> None:
+    profile = parse_profile(
+        {
+            "defaults": {"metrics": {"http_error_ratio": 0.001, "latency_seconds": 0.2}},
+            "clusters": [
+                {"selector": {"matchLabels": {"environment": "production"}}, "metrics": {"latency_seconds": 0.5}},
+                {"name": "cluster1", "metrics": {"latency_seconds": 0.7}},
+            ],
+        }
+    )
+    assert profile.plan(fleet_member(1)).metrics() == {"http_error_ratio": gauge(0.001), "latency_seconds": gauge(0.7)}
+    assert profile.plan(fleet_member(2)).metrics()["latency_seconds"] == gauge(0.5)  # production
+    assert profile.plan(fleet_member(3)).metrics()["latency_seconds"] == gauge(0.2)  # staging
+    assert not profile.plan(fleet_member(3)).work_metrics
+
+
+def test_a_work_rule_sets_metrics_only_while_a_matching_work_is_applied() -> None:
+    profile = parse_profile(
+        {
+            "defaults": {"metrics": {"http_error_ratio": 0.001}},
+            "clusters": [{"name": "cluster1", "contains": "web:2.0", "metrics": {"http_error_ratio": 0.3}}],
+        }
+    )
+    plan = profile.plan(fleet_member(1))
+    assert plan.work_metrics
+    assert plan.metric_rules_matching("web", 2, WEB_2) == {0}
+    assert plan.metric_rules_matching("web", 3, WEB_1) == frozenset()
+    assert plan.metrics() == {"http_error_ratio": gauge(0.001)}
+    assert plan.metrics(frozenset({0})) == {"http_error_ratio": gauge(0.3)}
+    assert profile.plan(fleet_member(2)).metric_rules == ()  # the rule names cluster1 only
+    # a metrics-only work rule does not change how the work is handled
+    assert plan.work_behaviour("web", 2, WEB_2) == WorkBehaviour()
+
+
+def test_a_later_cluster_rule_overrides_an_earlier_work_rule() -> None:
+    profile = parse_profile(
+        {
+            "clusters": [
+                {"works": "web", "metrics": {"up": 0, "errors": 5}},
+                {"name": "cluster1", "metrics": {"up": 1}},
+            ]
+        }
+    )
+    plan = profile.plan(fleet_member(1))
+    assert plan.metrics(plan.metric_rules_matching("web", 1)) == {"up": gauge(1), "errors": gauge(5)}
+
+
+def test_metric_values_may_be_nan_or_infinite_and_counters_take_a_rate() -> None:
+    profile = parse_profile(
+        {"defaults": {"metrics": {"a": float("nan"), "b": float("inf"), "c": -float("inf"), "requests": {"counter": 5}}}}
+    )
+    metrics = profile.plan(fleet_member(1)).metrics()
+    assert math.isnan(metrics["a"].value) and metrics["b"] == gauge(math.inf) and metrics["c"] == gauge(-math.inf)
+    assert metrics["requests_total"] == MetricSetting(MetricType.COUNTER, 5.0)
+
+
+def test_metrics_from_yaml_special_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("defaults:\n  metrics: {ratio: .nan, high: .inf, served_total: {counter: 0.5}}\n")
+    metrics = load_profile(path).plan(fleet_member(1)).metrics()
+    assert math.isnan(metrics["ratio"].value)
+    assert metrics["high"] == gauge(math.inf)
+    assert metrics["served_total"] == MetricSetting(MetricType.COUNTER, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"defaults": {"metrics": [1]}}, "defaults.metrics: expected a mapping"),
+        ({"clusters": [{"metrics": {"http-errors": 1}}]}, "clusters[0].metrics.http-errors: 'http-errors' is not a Prometheus metric name"),
+        ({"clusters": [{"metrics": {"9lives": 1}}]}, "clusters[0].metrics.9lives: '9lives' is not a Prometheus"),
+        ({"clusters": [{"name": "c", "metrics": {"ratio": "high"}}]}, "clusters[0].metrics.ratio: expected a number (a gauge) or {counter: RATE}"),
+        ({"clusters": [{"metrics": {"ratio": True}}]}, "clusters[0].metrics.ratio: expected a number"),
+        ({"clusters": [{"metrics": {"ratio": None}}]}, "clusters[0].metrics.ratio: expected a number"),
+        ({"clusters": [{"metrics": {"r": {"counter": -1}}}]}, "clusters[0].metrics.r.counter: expected a rate per second, a finite number >= 0"),
+        ({"clusters": [{"metrics": {"r": {"counter": float("inf")}}}]}, "clusters[0].metrics.r.counter: expected a rate"),
+        ({"clusters": [{"metrics": {"r": {"counter": 1, "start": 0}}}]}, "clusters[0].metrics.r: expected a number"),
+        (
+            {"clusters": [{"metrics": {"r": {"counter": 1}, "r_total": {"counter": 2}}}]},
+            "clusters[0].metrics.r_total: names the same series as another entry (r_total)",
+        ),
+        (
+            {"defaults": {"metrics": {"r": 1}}, "clusters": [{"contains": "x", "metrics": {"r": {"counter": 1}}}]},
+            "",  # r and r_total: two series
+        ),
+        (
+            {"clusters": [{"contains": "x", "metrics": {"r": 1}}, {"name": "c", "metrics": {"r": {"counter": 1}}}]},
+            "",
+        ),
+        (
+            {"clusters": [{"contains": "x", "metrics": {"r_total": 1}}, {"metrics": {"r": {"counter": 1}}}]},
+            "clusters[1].metrics: r_total is a counter here and a gauge in profile.clusters[0]",
+        ),
+        (
+            {"defaults": {"metrics": {"r_total": 1}}, "clusters": [{"name": "c", "metrics": {"r": {"counter": 1}}}]},
+            "clusters[0].metrics: r_total is a counter here and a gauge in profile.defaults (a metric has one type)",
+        ),
+    ],
+)
+def test_invalid_metrics_name_the_rule_and_field(data: object, message: str) -> None:
+    if not message:
+        parse_profile(data)
+        return
+    with pytest.raises(ProfileError) as excinfo:
+        parse_profile(data)
+    assert message in str(excinfo.value)
+
+
+def test_bad_version_example_raises_the_error_ratio_of_web_2_on_production() -> None:
+    profile = load_profile(EXAMPLES / "bad-version.yaml")
+    production, staging = profile.plan(fleet_member(1)), profile.plan(fleet_member(3))
+    spec = {"workload": {"manifests": [{"image": "registry.example.com/web:2.0"}]}}
+    assert production.metrics(production.metric_rules_matching("web", 2, spec))["http_error_ratio"].value > 0.1
+    assert staging.metrics(staging.metric_rules_matching("web", 2, spec))["http_error_ratio"].value < 0.01
