@@ -126,12 +126,13 @@ def test_a_failing_feedback_check_stops_a_progressive_rollout(fleet: Env, capsys
     events = wait_for(lambda: fleet.events(ns, "ValidationFailed"), what="ValidationFailed")
     assert events[0]["type"] == "Warning"
     assert events[0]["message"] == (
-        "placement fleet: cluster cluster2 failed validation: check 'ready' Failed: failureCondition is true"
+        "placement fleet: cluster cluster2 failed validation: check 'ready' Failed: "
+        'failureCondition is true: cluster == "cluster2"'
     )
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1", "cluster2"], 1.0,
               what="never wider than the breach allows")
     text = status_text(fleet, ns, capsys)
-    assert "! cluster2 (Failed): validation failed: check 'ready' Failed: failureCondition is true" in text
+    assert "! cluster2 (Failed): validation failed: check 'ready' Failed: failureCondition is true: cluster == " in text
 
 
 def test_a_validating_cluster_is_in_flight(fleet: Env, prometheus: FakePrometheus,

@@ -64,7 +64,7 @@ def test_a_failed_metric_fails_the_cluster_and_names_the_check() -> None:
     history = {"errors": [m(Phase.FAILED, 0.5)], "latency": [m(Phase.SUCCESSFUL, 0)]}
     verdict = evaluate_cluster(compiled(), work_variables(work("True"), "c1"), history, T0, T0 + timedelta(minutes=1))
     assert verdict.phase is Phase.FAILED
-    assert verdict.message == "check 'errors' Failed: failed (1) > failureLimit (0)"
+    assert verdict.message == "check 'errors' Failed: failed (1) > failureLimit (0): observed [0.1]"
 
 
 def test_measurements_round_trip_as_json() -> None:

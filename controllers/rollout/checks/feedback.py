@@ -158,7 +158,7 @@ def evaluate_feedback(settings: FeedbackSettings, variables: Mapping[str, Any]) 
     if settings.failure is not None:
         try:
             if evaluate(settings.failure, variables):
-                return FeedbackVerdict(Phase.FAILED, "failureCondition is true")
+                return FeedbackVerdict(Phase.FAILED, f"failureCondition is true: {settings.failure.source}")
         except ConditionError as exc:
             waiting.append(f"failureCondition: {exc}")
     if settings.success is not None:

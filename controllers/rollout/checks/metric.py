@@ -151,7 +151,10 @@ def judge_result(settings: MetricSettings, result: QueryResult, cluster: str) ->
     if succeeded is None:
         succeeded = not failed
     if failed:
-        return Phase.FAILED, "failureCondition is true" if settings.failure is not None else "successCondition is false"
+        if settings.failure is not None:
+            return Phase.FAILED, f"failureCondition is true: {settings.failure.source}"
+        assert settings.success is not None
+        return Phase.FAILED, f"successCondition is false: {settings.success.source}"
     if succeeded:
         return Phase.SUCCESSFUL, ""
     return Phase.INCONCLUSIVE, "neither successCondition nor failureCondition is true"
@@ -234,8 +237,12 @@ def assess(settings: MetricSettings, measurements: Sequence[Measurement], valida
         )
     if phase is Phase.RUNNING and counted >= settings.count:
         phase, message = Phase.SUCCESSFUL, f"count ({settings.count}) reached"
-    if phase is not Phase.RUNNING and measurements and measurements[-1].message and phase is not Phase.SUCCESSFUL:
-        message = f"{message}: {measurements[-1].message}"
+    if phase is not Phase.RUNNING and measurements and phase is not Phase.SUCCESSFUL:
+        last = measurements[-1]
+        if last.value:
+            message = f"{message}: observed {last.value}"
+        if last.message:
+            message = f"{message}: {last.message}"
     next_at: datetime | None = None
     if phase is Phase.RUNNING:
         if not measurements:
