@@ -65,3 +65,9 @@ class FakePrometheus:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def __enter__(self) -> FakePrometheus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

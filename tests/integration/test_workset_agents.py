@@ -15,6 +15,9 @@ import pytest
 from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET as MWRS_LABEL
 from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME as PLACEMENT_NAME_LABEL
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, MANIFEST_WORKS
+from ocm_rollout.controllers.rollout.plugin.config import parse as parse_work_config
+from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
+from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.helpers import (
     STRESS_RUNS,
     Check,
@@ -24,6 +27,7 @@ from tests.integration.helpers import (
     holds_for,
     wait_for,
 )
+from tests.integration.smoke_plugin import smoke_plugin
 from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, condition, summary
 
 pytestmark = pytest.mark.integration
@@ -39,16 +43,27 @@ PROFILE: JSON = {
 RELIABLE = [f"cluster{i}" for i in range(1, 51)]
 
 
+# The example smoke plugin, slow and flaky, for the validating stress round: BeginRollout and
+# ValidateRolloutCompletion take 0.2 s, and a third of the calls answer UNAVAILABLE.
+SLOW_FLAKY_PLUGIN = ("--delay", "BeginRollout=0.2", "--delay", "ValidateRolloutCompletion=0.2", "--flaky", "0.3")
+
+
 @pytest.fixture(scope="module")
 def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    """A private hub with simulated clusters cluster1..cluster56 and the workset operator."""
+    """A private hub with simulated clusters cluster1..cluster56, the workset operator, the smoke
+    plugin registered as "smoke" and a stand-in Prometheus API."""
     environment = Env(tmp_path_factory.mktemp("workset-agents"))
-    try:
-        environment.simulate(FLEET, PROFILE)
-        environment.operator.start()
-        yield environment
-    finally:
-        environment.close()
+    with smoke_plugin(*SLOW_FLAKY_PLUGIN) as port, FakePrometheus() as prometheus:
+        environment.operator.plugins = parse_work_config(
+            f"plugins:\n  - name: smoke\n    endpoint: http://127.0.0.1:{port}\n", "work-config.yaml"
+        )
+        environment.prometheus = prometheus  # type: ignore[attr-defined]
+        try:
+            environment.simulate(FLEET, PROFILE)
+            environment.operator.start()
+            yield environment
+        finally:
+            environment.close()
 
 
 def done(work: JSON) -> bool:
@@ -250,9 +265,9 @@ def steady_shape(env: Env, strategy: JSON) -> dict[str, Any]:
 PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
 
 
-def fleet_finished(env: Env, ns: str) -> bool:
+def fleet_finished(env: Env, ns: str, clusters: list[str] = RELIABLE) -> bool:
     works = env.works_of(ns, "fleet")
-    return len(works) == len(RELIABLE) and all(done(w) for w in works)
+    return len(works) == len(clusters) and all(done(w) for w in works)
 
 
 def test_killing_the_controller_mid_rollout_changes_nothing(agents: Env) -> None:
@@ -357,3 +372,60 @@ def test_overlapping_instances_killed_at_random_never_widen(agents: Env, strateg
     assert kills >= 5
     works = agents.works_of(ns_name, "fleet")
     assert len(works) == len(RELIABLE) and all(done(w) for w in works)
+
+
+# --- the same with validation: a Validating cluster is in flight --------------------------------------
+
+VERIFIED = RELIABLE[:20]
+
+
+def validated(work: JSON) -> bool:
+    """The controller recorded that the work's cluster passed its validation."""
+    record = (work["metadata"].get("annotations") or {}).get(ANNOTATION_VALIDATION)
+    return bool(record) and '"verdict":{' in record and '"status":"Succeeded"' in record
+
+
+def in_flight_until_validated(owner: str, bound: int) -> Check:
+    mine = owned_by(owner)
+
+    def check(works: dict[tuple[str, str], JSON]) -> str | None:
+        flying = sorted(w["metadata"]["namespace"] for w in works.values() if mine(w) and not validated(w))
+        return None if len(flying) <= bound else f"{len(flying)} clusters in flight (bound {bound}): {flying}"
+
+    return check
+
+
+@pytest.mark.parametrize("round_", range(STRESS_RUNS))
+def test_overlapping_instances_killed_at_random_never_widen_while_validating(agents: Env, round_: int) -> None:
+    """Progressive, 2 at a time, every cluster validated by a feedback check, a metric check and
+    the slow, flaky smoke plugin; two controllers at once, one killed at random: a cluster counts
+    as in flight until its validation passed, and never more than two are."""
+    prometheus: FakePrometheus = agents.prometheus  # type: ignore[attr-defined]
+    ns_name = agents.unique("vstress")
+    owner = f"{ns_name}.fleet"
+    monitor = start_monitor(agents, in_flight_until_validated(owner, 2), one_work_per_cluster(owner))
+    strategy = {
+        "type": "Progressive", "progressive": {"maxConcurrency": 2}, "plugin": "smoke",
+        "validation": {"checks": [
+            {"name": "available", "feedback": {"successCondition": 'conditions["Available"].status == "True"'}},
+            {"name": "errors", "metric": {
+                "provider": {"address": prometheus.address}, "query": "error_ratio{cluster={{cluster}}}",
+                "successCondition": "result[0] < 0.05", "count": 2, "interval": "200ms"}},
+        ]},
+    }
+    rng = random.Random(f"validating-{round_}")
+    kills = 0
+    try:
+        with SecondInstance(agents.operator) as overlap:
+            rollout(agents, "fleet", VERIFIED, strategy, ns=ns_name)
+            while kills < 40 and not fleet_finished(agents, ns_name, VERIFIED):
+                time.sleep(rng.uniform(0.05, 0.5))
+                overlap.restart_one(rng)
+                kills += 1
+            complete(agents, ns_name, "fleet", timeout=180)
+    finally:
+        monitor.stop()
+    assert monitor.violations == [], "\n".join(monitor.violations[:5])
+    assert kills >= 5
+    works = agents.works_of(ns_name, "fleet")
+    assert len(works) == len(VERIFIED) and all(validated(w) for w in works)

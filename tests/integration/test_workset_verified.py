@@ -5,10 +5,6 @@ no test here ever sees the rollout wider than its strategy allows."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +16,7 @@ from ocm_rollout.controllers.rollout.plugin.config import parse as parse_work_co
 from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
 from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.helpers import holds_for, wait_for
+from tests.integration.smoke_plugin import free_port, smoke_plugin
 from tests.integration.test_workset_env import Env, condition
 
 pytestmark = pytest.mark.integration
@@ -29,32 +26,11 @@ PROFILE: JSON = {"defaults": {"mode": "rollout", "applyDelay": "50ms", "progress
 REPO = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def plugin_port() -> Iterator[int]:
     """The example smoke plugin (examples/plugins/smoke), validating each cluster on its 2nd call."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(REPO / "examples/plugins/smoke/server.py"), "--address", f"127.0.0.1:{port}",
-         "--succeed-after", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+    with smoke_plugin("--succeed-after", "2") as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @pytest.fixture(scope="module")

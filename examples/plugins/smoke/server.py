@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import os
+import random
 import signal
 import sys
 from collections import Counter
@@ -44,6 +45,8 @@ class SmokePlugin:
         check_timeout: float = 5.0,
         delays: dict[str, float] | None = None,
         fail_initialize: str | None = None,
+        flaky: float = 0.0,
+        seed: int | None = None,
     ) -> None:
         self.succeed_after = succeed_after
         self.fail_after = fail_after
@@ -51,6 +54,9 @@ class SmokePlugin:
         self.check_timeout = check_timeout
         self.delays = delays or {}
         self.fail_initialize = fail_initialize
+        #: The share of calls (other than Initialize) answered UNAVAILABLE, as a plugin restarting.
+        self.flaky = flaky
+        self.random = random.Random(seed)
         #: Calls per rpc name, and ValidateRolloutCompletion calls per (namespace, name, placement, cluster).
         self.calls: Counter[str] = Counter()
         self.validations: Counter[tuple[str, str, str, str]] = Counter()
@@ -60,6 +66,8 @@ class SmokePlugin:
         delay = self.delays.get(method, 0.0)
         if delay:
             await asyncio.sleep(delay)
+        if self.flaky and method != "Initialize" and self.random.random() < self.flaky:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "smoke plugin: flaky (--flaky)")
 
     async def initialize(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         await self._enter("Initialize", context)
@@ -197,7 +205,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="answer Initialize with FAILED_PRECONDITION and this message")
     parser.add_argument("--delay", action="append", default=[d for d in env("SMOKE_PLUGIN_DELAY", "").split(",") if d],
                         metavar="METHOD=SECONDS", help="sleep before answering METHOD (repeatable; a slow plugin)")
+    parser.add_argument("--flaky", type=float, default=float(env("SMOKE_PLUGIN_FLAKY", "0")), metavar="RATIO",
+                        help="answer this share of calls (not Initialize) with UNAVAILABLE (default: %(default)s)")
     args = parser.parse_args(argv)
+    if not 0.0 <= args.flaky <= 1.0:
+        parser.error("--flaky: a ratio between 0 and 1")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
     try:
@@ -211,6 +223,7 @@ async def serve(args: argparse.Namespace) -> None:
     plugin = SmokePlugin(
         succeed_after=args.succeed_after, fail_after=args.fail_after, check_url=args.check_url,
         check_timeout=args.check_timeout, delays=args.delays, fail_initialize=args.fail_initialize,
+        flaky=args.flaky,
     )
     tls = (Path(args.tls_cert).read_bytes(), Path(args.tls_key).read_bytes()) if args.tls_cert else None
     server, port = await start_server(plugin, args.address, tls)
