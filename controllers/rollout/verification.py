@@ -31,6 +31,7 @@ from typing import Any, Final, Literal
 from ocm_rollout.api.times import format_micro_time, parse_time
 from ocm_rollout.controllers.rollout.checks import CompiledChecks
 from ocm_rollout.controllers.rollout.checks.cluster import CheckResult, ClusterVerdict, evaluate_cluster
+from ocm_rollout.controllers.rollout.checks.feedback import FeedbackVerdict, evaluate_feedback
 from ocm_rollout.controllers.rollout.checks.metric import Measurement
 from ocm_rollout.controllers.rollout.checks.phase import Phase
 
@@ -189,6 +190,7 @@ def judge(
     now: datetime,
     plugin_error: str = "",
     blocked: str = "",
+    feedback_verdicts: Mapping[str, FeedbackVerdict] | None = None,
 ) -> Judgement:
     """Judge one Validating cluster: ``compiled`` its checks (None: no checks, or checks that do
     not compile, which then never pass), ``plugin`` the plugin's name when the strategy has one,
@@ -202,7 +204,7 @@ def judge(
         return Judgement(VALIDATING, blocked)
     verdict: ClusterVerdict | None = None
     if compiled is not None:
-        verdict = evaluate_cluster(compiled, variables, record.measurements, since, now)
+        verdict = evaluate_cluster(compiled, variables, record.measurements, since, now, feedback_verdicts)
     parts: list[str] = []
     if verdict is not None and verdict.phase is Phase.FAILED:
         return Judgement(FAILED, verdict.message, verdict.checks)
@@ -232,6 +234,13 @@ def judge(
         ask_plugin=bool(plugin) and not plugin_done,
         next_at=None if verdict is None else verdict.next_at,
     )
+
+
+def feedback_verdicts(compiled: CompiledChecks | None, variables: Mapping[str, Any]) -> dict[str, FeedbackVerdict]:
+    """Every feedback check's verdict on ``variables`` (to keep while the workload is unchanged)."""
+    if compiled is None:
+        return {}
+    return {check.name: evaluate_feedback(check, variables) for check in compiled.feedback}
 
 
 def decided(record: ValidationRecord, judgement: Judgement, now: datetime) -> ValidationRecord:

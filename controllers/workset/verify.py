@@ -35,7 +35,7 @@ from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import annotations_of, generation_of, labels_of, meta, namespace_of
 from ocm_rollout.controllers.rollout.checks import CompiledChecks, InvalidChecks, compile_checks
-from ocm_rollout.controllers.rollout.checks.feedback import work_variables
+from ocm_rollout.controllers.rollout.checks.feedback import FeedbackVerdict, work_variables
 from ocm_rollout.controllers.rollout.checks.metric import Measurement, MetricSettings
 from ocm_rollout.controllers.rollout.checks.phase import Phase
 from ocm_rollout.controllers.rollout.plugin.client import PluginError
@@ -49,6 +49,7 @@ from ocm_rollout.controllers.rollout.verification import (
     PluginAnswer,
     ValidationRecord,
     decided,
+    feedback_verdicts,
     judge,
     read_record,
     strategy_verifies,
@@ -65,6 +66,8 @@ log = logging.getLogger(__name__)
 
 #: How often a Validating cluster's plugin is asked again while it answers INPROGRESS (or fails).
 PLUGIN_POLL: Final = timedelta(seconds=5)
+#: Works whose feedback verdicts are kept (the oldest are forgotten first).
+MAX_REMEMBERED: Final = 50_000
 #: How often an unavailable plugin's Initialize is tried again.
 PLUGIN_RELOAD: Final = timedelta(seconds=10)
 
@@ -117,8 +120,24 @@ class Verifier:
         # Errors of the plugin's last calls, by call key (the owner's key first), shown in Progressing.
         self.plugin_errors: dict[tuple[str, ...], str] = {}
         self._asked: dict[tuple[str, ...], datetime] = {}
+        # The feedback verdicts of each validating work's last version (feedback()).
+        self._feedback: dict[tuple[str, str], tuple[str, dict[str, FeedbackVerdict]]] = {}
         # BeginRollout calls answered OK, by call key, in answer order (plugin_calls.begin).
         self.begun: dict[tuple[str, ...], None] = {}
+
+    def feedback(self, work: JSON, compiled: CompiledChecks | None, cluster: str) -> dict[str, FeedbackVerdict]:
+        """The feedback checks' verdicts on ``work``, evaluated once per version of the work (a
+        CEL evaluation is the costliest part of judging a cluster)."""
+        key = (str(meta(work).get("uid") or ""), _signature(compiled))
+        version = str(meta(work).get("resourceVersion") or "")
+        known = self._feedback.get(key)
+        if known is not None and known[0] == version:
+            return known[1]
+        verdicts = feedback_verdicts(compiled, work_variables(work, cluster))
+        self._feedback[key] = (version, verdicts)
+        if len(self._feedback) > MAX_REMEMBERED:
+            del self._feedback[next(iter(self._feedback))]
+        return verdicts
 
     def may_ask(self, key: tuple[str, ...], now: datetime) -> bool:
         """Whether the plugin may be asked ``key`` again (at most every ``PLUGIN_POLL``); if
@@ -185,6 +204,16 @@ class Verifier:
         self.calls.cancel_all()
         with contextlib.suppress(RuntimeError):  # no loop running: nothing was ever opened
             asyncio.get_running_loop().create_task(self.plugins.close())
+
+
+def _signature(compiled: CompiledChecks | None) -> str:
+    """The feedback checks as written (what their verdicts on one work depend on)."""
+    if compiled is None:
+        return ""
+    return json.dumps([
+        [c.name, c.success.source if c.success else None, c.failure.source if c.failure else None]
+        for c in compiled.feedback
+    ])
 
 
 def _check_key(work: JSON, record: ValidationRecord, check: str) -> tuple[str, ...]:
@@ -286,8 +315,9 @@ async def _verify_cluster(
         if plugin_error:
             found.plugin_errors.append(f"{cluster}: {plugin_error}")
     judgement = judge(
-        compiled=compiled, plugin=plugin or None, variables=work_variables(work, cluster), record=record,
+        compiled=compiled, plugin=plugin or None, variables={}, record=record,
         since=since, now=p.now, plugin_error=plugin_error, blocked=blocked,
+        feedback_verdicts=verifier.feedback(work, compiled, cluster),
     )
     new_record = decided(record, judgement, p.now)
     if not blocked:

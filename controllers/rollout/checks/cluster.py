@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ocm_rollout.controllers.rollout.checks import CompiledChecks
-from ocm_rollout.controllers.rollout.checks.feedback import evaluate_feedback
+from ocm_rollout.controllers.rollout.checks.feedback import FeedbackVerdict, evaluate_feedback
 from ocm_rollout.controllers.rollout.checks.metric import Measurement, assess
 from ocm_rollout.controllers.rollout.checks.phase import Phase, combine
 
@@ -60,16 +60,19 @@ def evaluate_cluster(
     measurements: Mapping[str, Sequence[Measurement]],
     validating_since: datetime,
     now: datetime,
+    feedback_verdicts: Mapping[str, FeedbackVerdict] | None = None,
 ) -> ClusterVerdict:
     """The verdict of a Validating cluster: ``variables`` the feedback variables
     (``work_variables`` / ``addon_variables``), ``measurements`` each metric check's
     measurements by check name (oldest first), ``validating_since`` when the cluster became
-    Validating."""
+    Validating. ``feedback_verdicts`` may give feedback checks' verdicts already evaluated on the
+    same variables (a caller that keeps them while the workload does not change)."""
     results: list[CheckResult] = []
     due: list[str] = []
     later: list[datetime] = []
     for feedback in compiled.feedback:
-        verdict = evaluate_feedback(feedback, variables)
+        known = feedback_verdicts.get(feedback.name) if feedback_verdicts is not None else None
+        verdict = known if known is not None else evaluate_feedback(feedback, variables)
         results.append(CheckResult(feedback.name, "feedback", verdict.phase, verdict.message))
     for metric in compiled.metrics:
         assessment = assess(metric, measurements.get(metric.name, ()), validating_since)
