@@ -102,7 +102,9 @@ def one_run(n: int, count: int, timeout: float) -> tuple[tuple[float, float], tu
                  "--log-level", "warning"],
                 cwd=REPO, env=env, stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT,
             )
-            one_rollout(client, str(kubeconfig), controller.pid, "warmup", clusters[:1], strategy(None, 1), timeout)
+            # Warm-up, also of the checks (the CEL parser and environment are built on first use).
+            one_rollout(client, str(kubeconfig), controller.pid, "warmup", clusters[:1],
+                        strategy(prometheus.address, 1), timeout)
             plain = one_rollout(client, str(kubeconfig), controller.pid, "plain", clusters, strategy(None, 1), timeout)
             queries = len(prometheus.queries)
             checked = one_rollout(client, str(kubeconfig), controller.pid, "checked", clusters,
