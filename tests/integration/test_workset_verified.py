@@ -5,6 +5,7 @@ no test here ever sees the rollout wider than its strategy allows."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ocm_rollout.cli.main import main
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS
 from ocm_rollout.controllers.rollout.plugin.config import parse as parse_work_config
 from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
+from ocm_rollout.sandbox import tls
 from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.helpers import holds_for, wait_for
 from tests.integration.smoke_plugin import free_port, smoke_plugin
@@ -34,10 +36,29 @@ def plugin_port() -> Iterator[int]:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory, plugin_port: int) -> Iterator[Env]:
+def tls_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, bytes]]:
+    """The smoke plugin serving TLS, and the PEM of a CA that did NOT sign its certificate."""
+    tmp = tmp_path_factory.mktemp("tls-plugin")
+    creds, other = tls.generate(["127.0.0.1"], days=1), tls.generate(["127.0.0.1"], days=1)
+    (tmp / "tls.crt").write_bytes(creds.cert_pem + creds.ca_pem)
+    (tmp / "tls.key").write_bytes(creds.key_pem)
+    with smoke_plugin("--tls-cert", str(tmp / "tls.crt"), "--tls-key", str(tmp / "tls.key")) as port:
+        yield port, other.ca_pem
+
+
+@pytest.fixture(scope="module")
+def fleet(
+    tmp_path_factory: pytest.TempPathFactory, plugin_port: int, tls_plugin: tuple[int, bytes]
+) -> Iterator[Env]:
     environment = Env(tmp_path_factory.mktemp("workset-verified"))
+    tls_port, wrong_ca = tls_plugin
     environment.operator.plugins = parse_work_config(
-        f"plugins:\n  - name: smoke\n    endpoint: http://127.0.0.1:{plugin_port}\n", "work-config.yaml"
+        "plugins:\n"
+        f"  - name: smoke\n    endpoint: http://127.0.0.1:{plugin_port}\n"
+        f"  - name: gone\n    endpoint: http://127.0.0.1:{free_port()}\n"
+        f"  - name: wrong-ca\n    endpoint: 127.0.0.1:{tls_port}\n"
+        f"    caCertificate:\n      caBundle: {base64.b64encode(wrong_ca).decode()}\n",
+        "work-config.yaml",
     )
     try:
         environment.simulate(len(CLUSTERS), PROFILE)
@@ -250,3 +271,20 @@ def test_a_check_naming_an_unregistered_provider_is_a_condition(fleet: Env) -> N
     _s, _r, message = cond(fleet, ns, "PlacementVerified") or ("", "", "")
     assert message.startswith("placement fleet: check 'errors': metric provider 'thanos' is not registered")
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1"], 1.0, what="held at cluster1")
+
+
+@pytest.mark.parametrize(
+    ("plugin", "expected"),
+    [
+        ("gone", "Initialize fails: UNAVAILABLE after 5 attempts: "),
+        ("wrong-ca", "(TLS: check caCertificate.caBundle and the plugin's serving certificate)"),
+    ],
+)
+def test_a_plugin_that_cannot_be_reached_is_a_condition(fleet: Env, plugin: str, expected: str) -> None:
+    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 1}, "plugin": plugin}
+    ns = rollout(fleet, strategy, prefix=f"plugin{plugin.replace('-', '')}")
+    wait_for(lambda: (cond(fleet, ns, "PluginLoaded") or ("",))[0] == "False", timeout=60,
+             what="PluginLoaded False", state=lambda: cond(fleet, ns, "PluginLoaded"))
+    _s, reason, message = cond(fleet, ns, "PluginLoaded") or ("", "", "")
+    assert reason == "Failed" and expected in message, message
+    holds_for(lambda: fleet.clusters_with_works(ns, "web") == [], 1.0, what="nothing rolled out")
