@@ -46,8 +46,9 @@ class BackgroundCalls(Generic[T]):
     def __init__(self, requeue: Callable[[Any], None], limit: int = 64) -> None:
         self._requeue = requeue
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
-        self._tasks: dict[Hashable, tuple[Any, asyncio.Task[None]]] = {}
-        self._done: dict[Hashable, tuple[Any, Done[T]]] = {}
+        # key -> (the owners to queue when it ends, the task)
+        self._tasks: dict[Hashable, tuple[set[Any], asyncio.Task[None]]] = {}
+        self._done: dict[Hashable, Done[T]] = {}
 
     def running(self, key: Hashable) -> bool:
         return key in self._tasks
@@ -56,17 +57,22 @@ class BackgroundCalls(Generic[T]):
         return key in self._done
 
     def start(self, key: Hashable, owner: Any, make: Callable[[], Awaitable[T]], *, requeue: bool = True) -> bool:
-        """Start a call of ``key`` for ``owner``; False when one runs or waits to be taken.
-        ``requeue`` False: its end does not queue the owner (the next pass takes the result)."""
-        if key in self._tasks or key in self._done:
+        """Start a call of ``key`` for ``owner``; False when one runs (``owner`` then waits for
+        it too: its end queues every owner that asked) or its result waits to be taken.
+        ``requeue`` False: its end queues nobody (the next pass takes the result)."""
+        running = self._tasks.get(key)
+        if running is not None:
+            if requeue:
+                running[0].add(owner)
             return False
-        task = asyncio.get_running_loop().create_task(
-            self._run(key, owner, make, requeue), name=f"background {key!r}"
-        )
-        self._tasks[key] = (owner, task)
+        if key in self._done:
+            return False
+        owners: set[Any] = {owner} if requeue else set()
+        task = asyncio.get_running_loop().create_task(self._run(key, owners, make), name=f"background {key!r}")
+        self._tasks[key] = (owners, task)
         return True
 
-    async def _run(self, key: Hashable, owner: Any, make: Callable[[], Awaitable[T]], requeue: bool) -> None:
+    async def _run(self, key: Hashable, owners: set[Any], make: Callable[[], Awaitable[T]]) -> None:
         try:
             if self._slots is not None:
                 async with self._slots:
@@ -79,32 +85,34 @@ class BackgroundCalls(Generic[T]):
         except Exception as exc:  # the pass that takes it reports it
             done = Done(None, exc)
         self._tasks.pop(key, None)
-        self._done[key] = (owner, done)
-        if requeue:
+        self._done[key] = done
+        for owner in sorted(owners, key=repr):
             self._requeue(owner)
 
     def take(self, key: Hashable) -> Done[T] | None:
-        found = self._done.pop(key, None)
-        return None if found is None else found[1]
+        return self._done.pop(key, None)
 
-    def forget(self, owner: Any) -> None:
-        for key, (who, task) in list(self._tasks.items()):
-            if who == owner:
-                task.cancel()
-                self._tasks.pop(key, None)
-        for key, (who, _done) in list(self._done.items()):
-            if who == owner:
-                self._done.pop(key, None)
+    def forget(self, owner: Any, keys: Callable[[Hashable], bool] = lambda _key: False) -> None:
+        """``owner`` is gone: it waits for nothing more; a call nobody waits for any more is
+        cancelled. Results of the keys ``keys`` selects are dropped."""
+        for key, (owners, task) in list(self._tasks.items()):
+            if owner in owners:
+                owners.discard(owner)
+                if not owners:
+                    task.cancel()
+                    self._tasks.pop(key, None)
+        for key in [k for k in self._done if keys(k)]:
+            self._done.pop(key, None)
 
     def cancel_all(self) -> None:
         """Cancel every call in flight and drop every result (the controller stops)."""
-        for _owner, task in self._tasks.values():
+        for _owners, task in self._tasks.values():
             task.cancel()
         self._tasks.clear()
         self._done.clear()
 
     async def close(self) -> None:
-        tasks = [task for _owner, task in self._tasks.values()]
+        tasks = [task for _owners, task in self._tasks.values()]
         self._tasks.clear()
         self._done.clear()
         for task in tasks:

@@ -194,7 +194,7 @@ class Verifier:
         return None if known is None else known[0]
 
     def forget(self, owner: str) -> None:
-        self.calls.forget(owner)
+        self.calls.forget(owner, lambda key: isinstance(key, tuple) and bool(key) and key[0] == owner)
         for memo in (self.plugin_errors, self._asked, self.begun):
             for key in [k for k in memo if k[0] == owner]:
                 memo.pop(key, None)
@@ -216,9 +216,10 @@ def _signature(compiled: CompiledChecks | None) -> str:
     ])
 
 
-def _check_key(work: JSON, record: ValidationRecord, check: str) -> tuple[str, ...]:
+def _check_key(owner: str, work: JSON, record: ValidationRecord, check: str) -> tuple[str, ...]:
     count = len(record.measurements.get(check, ()))
-    return ("measure", str(meta(work).get("uid") or ""), str(record.generation), record.since, check, str(count))
+    uid = str(meta(work).get("uid") or "")
+    return (owner, "measure", uid, str(record.generation), record.since, check, str(count))
 
 
 def _plugin_key(owner: str, work: JSON, record: ValidationRecord) -> tuple[str, ...]:
@@ -291,7 +292,7 @@ async def _verify_cluster(
     verifier = ctl.verifier
     if compiled is not None:
         for check in compiled.metrics:
-            done = verifier.calls.take(_check_key(work, record, check.name))
+            done = verifier.calls.take(_check_key(p.key, work, record, check.name))
             if done is not None:
                 # (measure() makes every query failure an errored measurement; this is a bug's)
                 measurement = done.value if isinstance(done.value, Measurement) else Measurement(
@@ -357,7 +358,7 @@ def _start_calls(
         by_name = {m.name: m for m in compiled.metrics}
         for name in judgement.due:
             verifier.calls.start(
-                _check_key(work, record, name), p.key,
+                _check_key(p.key, work, record, name), p.key,
                 functools.partial(verifier.measure, by_name[name], cluster, p.name, p.namespace),
             )
     if plugin and judgement.ask_plugin and not verifier.calls.running(plugin_key):

@@ -422,10 +422,23 @@ def test_overlapping_instances_killed_at_random_never_widen_while_validating(age
                 time.sleep(rng.uniform(0.05, 0.5))
                 overlap.restart_one(rng)
                 kills += 1
-            complete(agents, ns_name, "fleet", timeout=180)
+            wait_for(
+                lambda: condition(agents.get_mwrs(ns_name, "fleet"), "PlacementRolledOut") == ("True", "Complete"),
+                timeout=180, what="PlacementRolledOut Complete", state=lambda: validation_state(agents, ns_name),
+            )
     finally:
         monitor.stop()
     assert monitor.violations == [], "\n".join(monitor.violations[:5])
     assert kills >= 5
     works = agents.works_of(ns_name, "fleet")
     assert len(works) == len(VERIFIED) and all(validated(w) for w in works)
+
+
+def validation_state(env: Env, ns: str) -> str:
+    """What a stalled validating round looks like: the MWRS's Progressing message and each work's record."""
+    mwrs = env.get_mwrs(ns, "fleet") or {}
+    progressing = [c.get("message") for c in (mwrs.get("status") or {}).get("conditions") or []
+                   if c.get("type") == "Progressing"]
+    records = {w["metadata"]["namespace"]: (w["metadata"].get("annotations") or {}).get(ANNOTATION_VALIDATION)
+               for w in env.works_of(ns, "fleet")}
+    return f"Progressing: {progressing}; records: {records}"
