@@ -12,6 +12,7 @@ the functions below; all of them are thread-safe and cheap.
 | ``ocm_rollout_queue_depth`` | gauge | controller | keys waiting in the controller's work queue |
 | ``ocm_rollout_scheduling_duration_seconds`` | histogram | | one placement scheduling pass (pure core) |
 | ``ocm_rollout_rollout_clusters`` | gauge | kind, namespace, name, placement, status | clusters per rollout status, per rolled-out object (ManifestWorkReplicaSet or ClusterManagementAddOn) and placement |
+| ``ocm_rollout_validation_results_total`` | counter | kind, namespace, name, placement, check, result | a verified rollout's results recorded on the clusters: each metric measurement (``result`` its phase: Successful, Failed, Inconclusive, Error), each check's final phase when a cluster's verdict is reached, and the plugin's final answers (``check`` ``plugin:<name>``) |
 | ``ocm_rollout_leader`` | gauge | lease | 1 while this process holds the Lease (or runs without election), else 0 |
 | ``ocm_rollout_leader_transitions_total`` | counter | lease, change | times this process became (``acquired``) or stopped being (``lost``, ``released``) the leader |
 | ``ocm_rollout_build_info`` | gauge | version | always 1 |
@@ -84,6 +85,12 @@ ROLLOUT_CLUSTERS: Final = Gauge(
     "ocm_rollout_rollout_clusters",
     "Clusters per rollout status, per rolled-out object and placement.",
     ["kind", "namespace", "name", "placement", "status"],
+    registry=REGISTRY,
+)
+VALIDATION_RESULTS: Final = Counter(
+    "ocm_rollout_validation_results",
+    "Results of a verified rollout's checks recorded on clusters (measurements, final check phases, plugin answers).",
+    ["kind", "namespace", "name", "placement", "check", "result"],
     registry=REGISTRY,
 )
 LEADER: Final = Gauge(
@@ -194,6 +201,11 @@ def forget_rollout(kind: str, namespace: str, name: str) -> None:
         for placement in sorted(_rollout_series.pop((kind, namespace, name), set())):
             for status in ROLLOUT_STATUSES:
                 ROLLOUT_CLUSTERS.remove(kind, namespace, name, placement, status)
+
+
+def count_validation_result(kind: str, namespace: str, name: str, placement: str, check: str, result: str) -> None:
+    """One result of a verified rollout's check, recorded on a cluster (``ocm_rollout_validation_results_total``)."""
+    VALIDATION_RESULTS.labels(kind, namespace, name, placement, check, result).inc()
 
 
 # -- leadership -----------------------------------------------------------------------------

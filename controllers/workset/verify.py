@@ -54,6 +54,7 @@ from ocm_rollout.controllers.rollout.verification import (
     read_record,
     strategy_verifies,
 )
+from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.background import BackgroundCalls
 from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED, revision_start, rollout_status
 from ocm_rollout.controllers.workset.verified import validating_since
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
     from ocm_rollout.controllers.workset.steps import Pass
 
 log = logging.getLogger(__name__)
+
+KIND = "ManifestWorkReplicaSet"
 
 #: How often a Validating cluster's plugin is asked again while it answers INPROGRESS (or fails).
 PLUGIN_POLL: Final = timedelta(seconds=5)
@@ -332,8 +335,28 @@ async def _verify_cluster(
         log.info("validation record conflict: judging again", extra={"key": p.key, "cluster": cluster})
         p.verification.due_at(p.now)
         return
+    _count_results(p, found, read_record(annotations_of(work), generation_of(work), since), new_record, judgement)
     if new_record.verdict is not None and new_record.verdict.status == FAILED:
         p.verification.failures.append(ValidationFailure(found.placement, cluster, _failure_text(judgement)))
+
+
+def _count_results(
+    p: Pass, found: RefVerification, old: ValidationRecord, new: ValidationRecord, judgement: Judgement
+) -> None:
+    """Count what this write recorded (ocm_rollout_validation_results_total): the new
+    measurements, the plugin's final answer, and each check's phase once the verdict is reached."""
+    def count(check: str, result: str) -> None:
+        metrics.count_validation_result(KIND, p.namespace, p.name, found.placement, check, result)
+
+    for check, taken in new.measurements.items():
+        for measurement in taken[len(old.measurements.get(check, ())):]:
+            count(check, str(measurement.phase))
+    if new.plugin is not None and new.plugin != old.plugin:
+        count(f"plugin:{found.plugin}", new.plugin.result)
+    if new.verdict is not None and old.verdict is None:
+        for result in judgement.checks:
+            count(result.name, str(result.phase))
+
 
 
 def _failure_text(judgement: Judgement) -> str:

@@ -15,6 +15,7 @@ from ocm_rollout.cli.main import main
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS
 from ocm_rollout.controllers.rollout.plugin.config import parse as parse_work_config
 from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
+from ocm_rollout.controllers.runtime.metrics import REGISTRY
 from ocm_rollout.sandbox import tls
 from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.helpers import holds_for, wait_for
@@ -128,6 +129,12 @@ def test_a_failing_feedback_check_stops_a_progressive_rollout(fleet: Env, capsys
     )
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1", "cluster2"], 1.0,
               what="never wider than the breach allows")
+    def counted(result: str) -> float | None:
+        return REGISTRY.get_sample_value("ocm_rollout_validation_results_total", {
+            "kind": "ManifestWorkReplicaSet", "namespace": ns, "name": "web", "placement": "fleet",
+            "check": "ready", "result": result})
+
+    assert (counted("Successful"), counted("Failed")) == (1.0, 1.0)
     text = status_text(fleet, ns, capsys)
     assert "! cluster2 (Failed): validation failed: check 'ready' Failed: failureCondition is true: cluster == " in text
 
