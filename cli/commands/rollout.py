@@ -26,7 +26,11 @@ Add-ons (--kind addon, ClusterManagementAddOns, cluster-scoped: -n is ignored):
   retry    annotation rollout.ocm-rollout.io/retry := the time of the abort recorded in the
            annotation rollout.ocm-rollout.io/aborted (--placement NS/NAME when they were aborted
            at different times); an abort request naming the retried revision is removed
-  history, undo and promote are not supported for add-ons (exit code 2).
+  promote  annotation rollout.ocm-rollout.io/promoted records, under the placement NS/NAME, the
+           decision group waiting at its promotion gate (--group N: gated group N ahead of time) for
+           the revision of its desired configurations (--placement NS/NAME when several placements
+           have a promotion gate)
+  history and undo are not supported for add-ons (exit code 2).
 
 Every verb only changes declarative state on the object (the controllers act on it, also after a
 restart) and prints what it did as kubectl does, e.g.
@@ -97,13 +101,12 @@ VERBS: dict[str, str] = {
     "resume": "resume a paused rollout",
     "abort": "abort the rollout in progress (a ManifestWorkReplicaSet's, or an add-on's configuration rollout)",
     "retry": "retry an aborted rollout",
-    "promote": "promote the decision group waiting for a manual promotion (a ManifestWorkReplicaSet's)",
+    "promote": "promote the decision group waiting for a manual promotion",
 }
-ADDON_VERBS = frozenset({"pause", "resume", "abort", "retry"})
+ADDON_VERBS = frozenset({"pause", "resume", "abort", "retry", "promote"})
 ADDON_UNSUPPORTED: dict[str, str] = {
     "history": "ClusterManagementAddOn configurations have no revision history",
     "undo": "ClusterManagementAddOn configurations have no revision history to roll back to",
-    "promote": "manual promotion of add-on configuration rollouts is not wired into the CLI yet",
 }
 
 
@@ -168,7 +171,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     parser = sub.add_parser(
         "rollout",
-        help="manage a rollout: history, undo, pause, resume, abort, retry (like kubectl rollout)",
+        help="manage a rollout: history, undo, pause, resume, abort, retry, promote (like kubectl rollout)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -189,7 +192,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         if verb == "promote":
             verb_parser.add_argument(
                 "--placement", default=None, metavar="NAME",
-                help="the placementRef to promote (needed when several have a promotion gate)",
+                help="the placementRef to promote (with --kind addon: the placement NS/NAME); needed when "
+                "several have a promotion gate",
             )
             verb_parser.add_argument(
                 "--group", type=_group_index, default=None, metavar="N",
@@ -216,6 +220,7 @@ def _verb_description(verb: str, text: str) -> str:
         "resume": "With --kind addon: the ClusterManagementAddOn's rollout.ocm-rollout.io/paused annotation.",
         "abort": "With --kind addon: the ClusterManagementAddOn's rollout.ocm-rollout.io/abort annotation.",
         "retry": "With --kind addon: the ClusterManagementAddOn's rollout.ocm-rollout.io/retry annotation.",
+        "promote": "With --kind addon: the ClusterManagementAddOn's rollout.ocm-rollout.io/promoted annotation.",
     }.get(verb, "ManifestWorkReplicaSets only.")
     return f"{text[0].upper()}{text[1:]}. {addon} See `ocm-rollout rollout --help`."
 
@@ -233,7 +238,7 @@ def check_args(args: argparse.Namespace) -> None:
     if args.kind == "addon" and args.verb not in ADDON_VERBS:
         raise UsageError(f"rollout {args.verb} is not supported for add-ons: {ADDON_UNSUPPORTED[args.verb]}")
     placement = getattr(args, "placement", None)
-    if placement is not None and args.verb != "promote":
+    if placement is not None and (args.verb != "promote" or args.kind == "addon"):
         if args.kind != "addon":
             raise UsageError("--placement applies to add-ons only (--kind addon)")
         namespace, _, name = placement.partition("/")
@@ -314,6 +319,12 @@ async def _decide(kube: Kube, target: Target, args: argparse.Namespace) -> Chang
         # depend on them.
         from ocm_rollout.cli.commands import rollout_addon
 
+        if args.verb == "promote":
+            node = rollout_addon.promoted_placement(target, obj, args.placement)
+            decisions = await kube.list_objects(
+                PLACEMENT_DECISIONS, node.namespace, label_selector=f"{LABEL_PLACEMENT}={node.name}"
+            )
+            return rollout_addon.promote_change(target, obj, node, decisions, args.group)
         decide = rollout_addon.abort_change if args.verb == "abort" else rollout_addon.retry_change
         return decide(target, obj, args.placement)
     if args.verb == "promote":

@@ -15,19 +15,24 @@ A placement is rolling out while one of its ``installProgressions`` configuratio
 ``lastKnownGoodConfig`` or another one than its ``desiredConfig``. ``--placement`` chooses when
 several placements roll out different revisions, or were aborted at different times.
 
+- promote: the annotation ``rollout.ocm-rollout.io/promoted`` records, under the placement's
+  ``<namespace>/<name>``, the decision group waiting at its promotion gate (or ``--group N``) for
+  the revision of its desired configurations (docs/behaviour/validation.md); ``--placement`` names
+  the placement when more than one has a promotion gate.
+
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_ABORT, ANNOTATION_ROLLOUT_RETRY
-from ocm_rollout.cli.commands.rollout_verbs import Change, RolloutError, Target
+from ocm_rollout.cli.commands.rollout_verbs import Change, RolloutError, Target, promotion_change
 from ocm_rollout.controllers.addon import abort as addon_abort
-from ocm_rollout.controllers.addon.configs import build_graph
+from ocm_rollout.controllers.addon.configs import PlacementNode, build_graph
 from ocm_rollout.controllers.common.wire import annotations_of
 
 
@@ -139,3 +144,31 @@ def retry_change(target: Target, cma: Mapping[str, Any], placement: str | None =
     if withdraw:
         patch[ANNOTATION_ROLLOUT_ABORT] = None
     return Change(f"{target.display} retried (aborted at {time})", patch={"metadata": {"annotations": patch}})
+
+
+def promoted_placement(target: Target, cma: Mapping[str, Any], placement: str | None) -> PlacementNode:
+    """The placement to promote: the one named (``<namespace>/<name>``), else the only one whose
+    rollout strategy has a promotion gate."""
+    nodes = build_graph(cma, {}, {}).nodes
+    if placement is not None:
+        for node in nodes:
+            if node.key == placement:
+                return node
+        raise RolloutError(f"placement {placement} is not in the install strategy of {target.display}")
+    gated = [n for n in nodes if isinstance(n.strategy, Mapping) and n.strategy.get("promotion")]
+    if len(gated) != 1:
+        names = ", ".join(n.key for n in gated) or "none"
+        raise RolloutError(
+            f"{target.display}: name the placement with --placement NS/NAME (placements with a promotion gate: {names})"
+        )
+    return gated[0]
+
+
+def promote_change(
+    target: Target, cma: Mapping[str, Any], node: PlacementNode, decisions: Iterable[Mapping[str, Any]], group: int | None
+) -> Change:
+    """Promote the decision group of ``node``'s placement waiting now (or ``group``) for the
+    revision of its desired configurations."""
+    return promotion_change(
+        target, cma, node.key, addon_abort.revision(node.desired), node.strategy, node.strategy_path, decisions, group
+    )

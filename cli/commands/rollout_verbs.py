@@ -201,7 +201,7 @@ def retry_change(target: Target, mwrs: Mapping[str, Any]) -> Change:
     )
 
 
-# -- promote (ManifestWorkReplicaSets) -------------------------------------------------------------
+# -- promote ------------------------------------------------------------------------------------------
 
 
 def promoted_placement(target: Target, mwrs: Mapping[str, Any], placement: str | None) -> Mapping[str, Any]:
@@ -237,20 +237,40 @@ def promote_change(
     update = status_field(mwrs, "updateRevision")
     if not update:
         raise RolloutError(f"{target.display} has no rollout in progress to promote (status.updateRevision is not set)")
-    found = ref.get("rolloutStrategy")
+    return promotion_change(
+        target, mwrs, placement, update, ref.get("rolloutStrategy"), f"placementRefs[{placement}].rolloutStrategy",
+        decisions, group,
+    )
+
+
+def promotion_change(
+    target: Target,
+    obj: Mapping[str, Any],
+    placement: str,
+    revision: str,
+    found: Any,
+    field_path: str,
+    decisions: Iterable[Mapping[str, Any]],
+    group: int | None,
+) -> Change:
+    """Promote the decision group of ``placement`` (the key of the promoted annotation) that
+    waits now (or ``group``) for ``revision``, under the rollout strategy ``found`` (wire JSON):
+    the annotation on ``obj`` (a ManifestWorkReplicaSet or ClusterManagementAddOn) records it,
+    with a resourceVersion precondition so that a concurrent promotion of another placement is
+    never lost."""
     raw: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     try:
-        strategy = decode_strategy(raw, f"placementRefs[{placement}].rolloutStrategy")
+        strategy = decode_strategy(raw, field_path)
         spec = RolloutPromotion.model_validate(raw["promotion"]) if raw.get("promotion") is not None else None
         order = rollout_order(decision_groups(decisions), strategy.mandatory_decision_groups)
-        value, promoted = promote(annotations_of(mwrs), placement, update, spec, order, group)
+        value, promoted = promote(annotations_of(obj), placement, revision, spec, order, group)
     except (RolloutInputError, DecisionGroupError, PromotionError, ValueError) as exc:
         raise RolloutError(f"{target.display}: {exc}") from None
     patch: JSON = {"metadata": {"annotations": {ANNOTATION_ROLLOUT_PROMOTED: value}}}
-    version = mwrs.get("metadata", {}).get("resourceVersion") if isinstance(mwrs.get("metadata"), Mapping) else None
+    version = obj.get("metadata", {}).get("resourceVersion") if isinstance(obj.get("metadata"), Mapping) else None
     if version:
         patch["metadata"]["resourceVersion"] = version
-    return Change(f"{target.display} promoted (placement {placement}, decision group {promoted}, revision {update})", patch)
+    return Change(f"{target.display} promoted (placement {placement}, decision group {promoted}, revision {revision})", patch)
 
 
 # -- undo ------------------------------------------------------------------------------------------

@@ -239,6 +239,8 @@ def _addon_placement_row(placement: PlacementReport) -> AddonPlacementRow:
         notes.append("maxFailures breached: no new clusters are configured until failures recover")
     if placement.taken:
         notes.append(f"{placement.taken} selected cluster(s) configured by a later placement")
+    if placement.promotion:
+        notes.append(placement.promotion)
     condition = ""
     if placement.condition is not None:
         status, reason, message = placement.condition

@@ -5,9 +5,11 @@ references, placements, MCAs, reservation record and configuration rollout plan,
 writes achieved. A step returns an ``Outcome`` to end the pass there, or None to go on:
 
 validate → status references → report unhashable → install (creates/deletes) → self-managed
-status → plan config rollout → confirm from the API → report the abort record → write abort
-record and reservations (one fenced CMA write) → write MCA statuses → write CMA status →
-events → metrics → the outcome (docs/behaviour/addons.md 4-10).
+status → verify (the applied add-ons of placements with checks or a plugin, ``verify``) → plan
+config rollout → confirm from the API → report the abort record → write abort record and
+reservations (one fenced CMA write) → the plugins' BeginRollout and ProgressRollout
+(``plugin_calls``) → write MCA statuses → the verified rollout's conditions → write CMA status →
+events → metrics → the outcome (docs/behaviour/addons.md 4-10, docs/behaviour/validation.md).
 """
 
 from __future__ import annotations
@@ -19,13 +21,25 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ocm_rollout.client.kube import JSON
-from ocm_rollout.controllers.addon import abort, configrollout, configs, events, install, mca_io
+from ocm_rollout.controllers.addon import (
+    abort,
+    configrollout,
+    configs,
+    events,
+    install,
+    mca_io,
+    plugin_calls,
+    verification_events,
+    verification_status,
+)
+from ocm_rollout.controllers.addon import verify as verifying
 from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan
 from ocm_rollout.controllers.addon.indexes import cma_config_keys
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.requeue import next_look
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
+from ocm_rollout.controllers.rollout.verification_pass import PassVerification
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.events import WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
@@ -66,6 +80,8 @@ class CmaPass:
     # API's, whose event may already have been handled, so it looks again instead of waiting for one.
     writes_conflicted: bool = False
     persisted: bool = True
+    # What the verify step (and the plugin calls) found: per placement, the failures it decided.
+    verification: PassVerification = field(default_factory=PassVerification)
 
     @property
     def planned(self) -> ConfigRolloutPlan:
@@ -142,6 +158,13 @@ async def self_managed_status(ctl: AddonController, p: CmaPass) -> Outcome | Non
     return DONE
 
 
+async def verify(ctl: AddonController, p: CmaPass) -> Outcome | None:
+    """Validate the add-ons that applied, under strategies with checks or a plugin (verify.py);
+    the plan reads the verdicts this writes on the MCAs."""
+    await verifying.verify(ctl, p)
+    return None
+
+
 def _plan(ctl: AddonController, p: CmaPass) -> ConfigRolloutPlan:
     return configrollout.plan_config_rollout(
         cma={**p.body, "status": p.status}, mcas=p.mcas, placements=p.placements, reserved=p.record,
@@ -200,6 +223,14 @@ async def write_record(ctl: AddonController, p: CmaPass) -> Outcome | None:
     return None
 
 
+async def call_plugins(ctl: AddonController, p: CmaPass) -> Outcome | None:
+    """An add-on whose placement's plugin has not begun its rollout yet is not given the
+    configurations (it stays reserved); ProgressRollout for every placement with a plugin."""
+    plugin_calls.begin(ctl, p)
+    plugin_calls.progress(ctl, p)
+    return None
+
+
 async def write_mca_statuses(ctl: AddonController, p: CmaPass) -> Outcome | None:
     planned = [cluster for cluster in p.planned.mca_status if cluster in p.mcas]
     p.written, p.writes_failed = await mca_io.write_mca_statuses(ctl, p.mcas, p.planned.mca_status)
@@ -208,7 +239,10 @@ async def write_mca_statuses(ctl: AddonController, p: CmaPass) -> Outcome | None
 
 
 async def write_cma_status(ctl: AddonController, p: CmaPass) -> Outcome | None:
-    status = p.planned.cma_status
+    status = verification_status.apply(
+        p.planned.cma_status, cma=p.name, nodes=p.planned.nodes, verification=p.verification, now=p.now
+    )
+    p.planned.cma_status = status
     if status != (p.body.get("status") or {}):
         p.persisted = await mca_io.patch_cma(ctl, p.body, {"status": status}, subresource="status") is not None
     return None
@@ -224,7 +258,10 @@ async def tell_events(ctl: AddonController, p: CmaPass) -> Outcome | None:
         breaches=ctl.told.get(p.name, "breaches", {}),
     )
     ctl.told.put(p.name, "breaches", memory)
-    for event in spelling + found:
+    promotions, waits = verification_events.promotion_events(p.name, p.planned.nodes, ctl.told.get(p.name, "promotions", {}))
+    ctl.told.put(p.name, "promotions", waits)
+    verified = verification_events.validation_failed_events(p.verification.failures) + promotions
+    for event in spelling + found + verified:
         await ctl.tell_cma(p.body, event.reason, event.message, event.type)
     return None
 
@@ -246,7 +283,11 @@ async def next_pass(ctl: AddonController, p: CmaPass) -> Outcome | None:
         return CONFLICT
     if p.planned.deferred:
         return after(0.0)
-    return after(next_look(p.planned.recheck_after, RESYNC_SECONDS))
+    recheck = p.planned.recheck_after
+    if p.verification.next_at is not None:
+        due = max((p.verification.next_at - p.now).total_seconds(), 0.05)
+        recheck = due if recheck is None else min(recheck, due)
+    return after(next_look(recheck, RESYNC_SECONDS))
 
 
 CMA_PASS: tuple[Step, ...] = (
@@ -255,10 +296,12 @@ CMA_PASS: tuple[Step, ...] = (
     report_unhashable,
     install_mcas,
     self_managed_status,
+    verify,
     plan_rollout,
     confirm,
     report_abort_record,
     write_record,
+    call_plugins,
     write_mca_statuses,
     write_cma_status,
     tell_events,

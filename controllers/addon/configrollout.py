@@ -40,6 +40,14 @@ are sent (with the reservations). While the CMA is paused no MCA is given new de
 configurations (placements and defaults alike), reverts included; the Configured conditions and
 the CMA status still follow, and the rollout continues where it stopped once resumed.
 
+Verified rollouts (ours, docs/behaviour/validation.md): under a placement strategy with checks or a
+plugin, an MCA that would be Succeeded is Validating until the verdict recorded on it says
+Succeeded or Failed (``verified``): for the planner it is Progressing, so in flight, and a failed
+one counts toward maxFailures. A ``promotion`` gate holds the placement's decision groups from the
+first gated one not promoted (annotation ``rollout.ocm-rollout.io/promoted`` on the CMA, keyed by
+``<namespace>/<name>``, for the revision of the placement's desired configurations); a held
+group's MCAs are given nothing new.
+
 Improvements over OCM: a placement whose Placement is missing, whose decisions cannot be read or
 whose rolloutStrategy is invalid holds back only its own MCAs (and, for the first two, the MCAs no
 readable placement selects), with a reason on its ``installProgressions`` entry, instead of
@@ -79,6 +87,7 @@ from ocm_rollout.api.constants import (
     REASON_INVALID_ROLLOUT_STRATEGY,
     REASON_ROLLOUT_ABORTED,
     REASON_ROLLOUT_PAUSED,
+    ROLLOUT_STATUS_VALIDATING,
 )
 from ocm_rollout.controllers.addon import abort as aborting
 from ocm_rollout.controllers.addon.abort import Abort, RevertTarget
@@ -96,18 +105,36 @@ from ocm_rollout.controllers.addon.configs import (
     placement_ref,
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.verified import verified
 from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.decisions import decided_clusters
-from ocm_rollout.controllers.common.wire import JSON, as_mapping, as_str, format_time, mapping_at, parse_time
+from ocm_rollout.controllers.common.wire import (
+    JSON,
+    annotations_of,
+    as_mapping,
+    as_str,
+    format_time,
+    mapping_at,
+    parse_time,
+)
+from ocm_rollout.controllers.rollout.checks.promotion import (
+    Promotion,
+    PromotionGate,
+    placement_gate,
+    read_promotions,
+)
 from ocm_rollout.controllers.rollout.model import (
     ClusterRolloutStatus,
     DecisionGroup,
+    GroupKey,
     RolloutInputError,
     RolloutStatus,
 )
 from ocm_rollout.controllers.rollout.planner import plan_rollout
 from ocm_rollout.controllers.rollout.reservations import MAX_NEW_PER_PASS, Reservations
+from ocm_rollout.controllers.rollout.strategy import decode_strategy
 from ocm_rollout.controllers.rollout.timefmt import to_ns
+from ocm_rollout.controllers.rollout.verification import strategy_verifies
 
 TO_APPLY = RolloutStatus.TO_APPLY
 PROGRESSING = RolloutStatus.PROGRESSING
@@ -453,6 +480,14 @@ class NodeReport:
     on_target: int = 0
     #: The failed and timed-out clusters (status, message) when the pass found it aborted.
     failing: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Verified rollouts (docs/behaviour/validation.md): the strategy has checks or a plugin; the
+    #: MCAs that applied and are Validating (Progressing for the planner) -> what their checks say.
+    verifies: bool = False
+    validating: dict[str, str] = field(default_factory=dict)
+    #: The manual promotion gate of the rollout (None: no gate), and what is wrong with the
+    #: promotions annotation on the CMA (None: nothing).
+    promotion: PromotionGate | None = None
+    promotion_problem: str | None = None
     _groups_of: dict[str, tuple[str, int]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -473,8 +508,8 @@ class NodeReport:
         """How many clusters this node configures are in each rollout status (those without an
         MCA count as ToApply); for metrics."""
         counts: dict[str, int] = {}
-        for status in self.statuses.values():
-            key = str(status)
+        for cluster, status in self.statuses.items():
+            key = ROLLOUT_STATUS_VALIDATING if status is PROGRESSING and cluster in self.validating else str(status)
             counts[key] = counts.get(key, 0) + 1
         missing = sum(1 for c in self.configured if c not in self.statuses)
         if missing:
@@ -569,6 +604,9 @@ class _Pass:
     hash_of: HashOf | None = None
     known: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
     defaults: DesiredConfigs = field(default_factory=DesiredConfigs)
+    #: The promotions annotation on the CMA, by placement ``<namespace>/<name>``, and what is wrong with it.
+    promotions: Mapping[str, Promotion] = field(default_factory=dict)
+    promotions_problem: str | None = None
 
     def configured(self, entry: AddonEntry, says: int, configured: bool) -> None:
         """Set the MCA's Configured condition (8.2, 8.3) unless it already says so."""
@@ -648,6 +686,15 @@ def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
     return report
 
 
+def _verified_messages(messages: dict[str, str], statuses: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
+    """``messages`` with what the validation says of the failed and timed-out MCAs it judged
+    (a failed check, a cluster still validating at its deadline) instead of their Progressing text."""
+    for cluster, text in shown.items():
+        if cluster in messages or statuses.get(cluster) in (FAILED, TIME_OUT):
+            messages[cluster] = text
+    return messages
+
+
 def _kept_reservations(
     node: PlacementNode, reserved: Iterable[str], found: Mapping[str, Judged], mcas: Mapping[str, Any]
 ) -> set[str]:
@@ -671,8 +718,18 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     statuses: dict[str, str] = {}
     existing: list[ClusterRolloutStatus] = []
     failing: list[str] = []
+    verifies = strategy_verifies(node.strategy)
+    shown: dict[str, str] = {}
+    validating: set[str] = set()
     for cluster, entry in children.items():
         judged = found[cluster] = _judge(entry.mca, entry.desired)
+        if verifies and judged[0] is SUCCEEDED:
+            # An applied MCA validates first (docs/behaviour/validation.md): in flight until its verdict.
+            check = verified(entry.mca, entry.desired, judged[1])
+            judged = found[cluster] = (check.status, check.ltt_ns, judged[2])
+            shown[cluster] = check.reason
+            if check.validating:
+                validating.add(cluster)
         status = statuses[cluster] = judged[0]
         if status is not TO_APPLY:
             existing.append(ClusterRolloutStatus(cluster, status, judged[1]))
@@ -691,23 +748,36 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
         groups=node.groups,
         statuses=statuses,
         reserved=reserved,
+        verifies=verifies,
     )
+    report.validating = {c: shown[c] for c in sorted(validating)}
     if node.error is not None:
-        report.messages = _failure_messages(children, statuses)
+        report.messages = _verified_messages(_failure_messages(children, statuses), statuses, shown)
         return report
 
     kept = _kept_reservations(node, reserved, found, run.mcas)
     existing.extend(ClusterRolloutStatus(c, TO_APPLY, None) for c in sorted(kept))
     # (Order is free: the planner walks reported clusters in name order itself.)
     try:
-        result = plan_rollout(node.strategy, node.groups, existing, run.now, field_path=node.strategy_path)
+        strategy = decode_strategy(node.strategy, node.strategy_path)
+        held: frozenset[GroupKey] = frozenset()
+        raw_promotion = node.strategy.get("promotion") if isinstance(node.strategy, Mapping) else None
+        if raw_promotion is not None:
+            report.promotion = placement_gate(
+                raw_promotion, node.groups, strategy.mandatory_decision_groups, run.promotions, node.key,
+                aborting.revision(node.desired),
+            )
+            report.promotion_problem = run.promotions_problem
+            if report.promotion is not None:
+                held = frozenset(report.promotion.held)
+        result = plan_rollout(strategy, node.groups, existing, run.now, field_path=node.strategy_path, held=held)
     except RolloutInputError as exc:
         report.error_reason = REASON_INVALID_ROLLOUT_STRATEGY
         report.error = (
             f"the rollout strategy of placement {node.key} is invalid ({exc}): the add-ons of its clusters "
             f"keep their current configuration until it is fixed"
         )
-        report.messages = _failure_messages(children, statuses)
+        report.messages = _verified_messages(_failure_messages(children, statuses), statuses, shown)
         return report
 
     rollout = frozenset(e.cluster_name for e in result.clusters_to_rollout)
@@ -743,7 +813,9 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     report.completed = node.unready is None and not (
         (configured_total == 0 and done == 0) or done != configured_total
     )
-    report.messages = _failure_messages(children, statuses, [*failing, *timed_out])
+    report.messages = _verified_messages(
+        _failure_messages(children, statuses, [*failing, *timed_out]), statuses, shown
+    )
     report.paused = run.paused
 
     record = _abort_decision(run, node, report)
@@ -1036,6 +1108,7 @@ def _plan(
         retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
         known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),
     )
+    run.promotions, run.promotions_problem = read_promotions(annotations_of(cma))
     reports: dict[tuple[str, str], NodeReport] = {}
     record = reserved
     aborts = dict(plan.aborts_read)

@@ -44,6 +44,7 @@ from ocm_rollout.client.kube import (
     PLACEMENTS,
 )
 from ocm_rollout.controllers.addon import cma_steps, mca_io, mca_steps
+from ocm_rollout.controllers.addon import verify as verifying
 from ocm_rollout.controllers.addon.cma_steps import RESYNC_SECONDS, CmaPass
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
 from ocm_rollout.controllers.addon.indexes import AddonIndexes, addon_annotations, cma_placements, work_keys
@@ -51,12 +52,15 @@ from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.addon.install import is_lifecycle_managed
 from ocm_rollout.controllers.addon.mca_steps import McaPass
 from ocm_rollout.controllers.common.wire import is_deleting, labels_of, name_of, namespace_of
+from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.cache import Cache
 from ocm_rollout.controllers.runtime.chain import run_chain
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, Told
+from ocm_rollout.controllers.runtime.metric_queries import MetricQueries
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome
 from ocm_rollout.controllers.runtime.shell import KOPF, LIST_WATCH, Runtime, Trigger
+from ocm_rollout.controllers.runtime.verifier import Verifier
 
 __all__ = ["RESYNC_SECONDS", "AddonController"]
 
@@ -126,10 +130,18 @@ class AddonController:
         ])
         self.work_cache = runtime.watch(MANIFEST_WORKS, source=LIST_WATCH, label_selector=LABEL_ADDON_NAME, index=ix.on_work, triggers=[
             Trigger(mcas, lambda _t, obj, previous: work_keys(obj, previous)),
+            # A verified rollout's feedback checks read the agent's works (docs/behaviour/validation.md).
+            Trigger(cmas, self._verifying_cma_of_work, delay=MCA_EVENT_COALESCE_SECONDS),
         ])
         self.configs = ConfigCaches(runtime.kube, self.on_config, time.monotonic)
         runtime.on_start(self._start_configs)
         runtime.on_stop(self.configs.close)
+        # Verified rollouts (docs/behaviour/validation.md): metric queries and plugin calls run in
+        # the background; one that ends queues its CMA again.
+        self.metrics_source = MetricQueries(runtime.context.metric_providers, runtime.clock)
+        runtime.on_stop(self.metrics_source.stop)
+        self.verifier = Verifier(PluginClients(runtime.context.plugins), self.metrics_source.measure, cmas.add)
+        runtime.on_stop(self.verifier.stop)
 
     # -- keys ------------------------------------------------------------------------------------
     @staticmethod
@@ -138,6 +150,12 @@ class AddonController:
         if event_type == "DELETED" or addon_annotations(obj) == addon_annotations(previous):
             return []
         return [name_of(obj)]
+
+    def _verifying_cma_of_work(self, _event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
+        """The CMA of an add-on work, when one of its placements verifies its rollout."""
+        name = labels_of(obj).get(LABEL_ADDON_NAME) or ""
+        cma = self.cma_cache.get(name) if name else None
+        return [name] if cma is not None and verifying.verifies(cma) else []
 
     def on_config(self, group: str, resource: str, obj: JSON) -> None:
         key = (group, resource, namespace_of(obj), name_of(obj))
@@ -201,8 +219,9 @@ class AddonController:
     async def reconcile_cma(self, name: str) -> Outcome:
         body = self.cma_cache.get(name)
         if body is None:
-            for topic in ("spellings", "breaches"):
+            for topic in ("spellings", "breaches", "promotions"):
                 self.told.clear(name, topic)
+            self.verifier.forget(name)
             metrics.forget_rollout(cma_steps.KIND, "", name)
             return DONE
         if is_deleting(body):

@@ -11,6 +11,8 @@ configurations:
 - ``progressing``: its MCA has them but has not applied them yet;
 - ``failed``: Failed (the add-on reports a failure) — with the reason the MCA gives;
 - ``timed out``: past the progressDeadline — with the reason the MCA gives;
+- ``validating``: its MCA applied them and its placement's checks or plugin are judging it
+  (docs/behaviour/validation.md) — with what they say;
 - ``waiting``: its MCA has not been given them yet (or the cluster has no MCA yet).
 
 ``configured`` counts the MCAs that have been given the desired configurations (every state but
@@ -19,7 +21,8 @@ are shown as such: when an aborted placement's add-ons return to the last known 
 configurations, the states are against those (succeeded: returned and applied; waiting: not
 returned yet), with the abort's time to retry and the failing clusters it recorded; when they
 cannot return, why. Each placement shows the revision of its desired configurations (the value
-the abort annotation takes). ``render_addon_report`` draws it as text with progress bars.
+the abort and promoted annotations take), and a decision group waiting at its promotion gate
+with the command that promotes it. ``render_addon_report`` draws it as text with progress bars.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_ABORT,
     ANNOTATION_ROLLOUT_PAUSED,
     ANNOTATION_ROLLOUT_RETRY,
+    ROLLOUT_STATUS_VALIDATING,
 )
 from ocm_rollout.controllers.addon import abort as aborting
 from ocm_rollout.controllers.addon.abort import Abort
@@ -53,6 +57,7 @@ from ocm_rollout.controllers.addon.configs import (
     placement_ref,
 )
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.verification_status import promote_command
 from ocm_rollout.controllers.common import rollout_text
 from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import mapping_at, mappings_in, name_of
@@ -62,8 +67,9 @@ SUCCEEDED_STATE = "succeeded"
 PROGRESSING_STATE = "progressing"
 FAILED_STATE = "failed"
 TIMED_OUT_STATE = "timed out"
+VALIDATING_STATE = "validating"
 WAITING_STATE = "waiting"
-STATES = (SUCCEEDED_STATE, FAILED_STATE, TIMED_OUT_STATE, PROGRESSING_STATE, WAITING_STATE)
+STATES = (SUCCEEDED_STATE, FAILED_STATE, TIMED_OUT_STATE, PROGRESSING_STATE, VALIDATING_STATE, WAITING_STATE)
 _STATE_OF: dict[str, str] = {
     SUCCEEDED: SUCCEEDED_STATE,
     PROGRESSING: PROGRESSING_STATE,
@@ -124,6 +130,8 @@ class PlacementReport:
     aborted: Abort | None = None
     returns_to: str | None = None
     revert_blocked: str | None = None
+    #: A decision group waits at the promotion gate: what waits and how to promote it ("" when none).
+    promotion: str = ""
 
     @property
     def key(self) -> str:
@@ -162,6 +170,8 @@ def _line(node: NodeReport, cluster: str) -> ClusterLine:
     status = node.statuses.get(cluster)
     if status is None:
         return ClusterLine(cluster, WAITING_STATE, "", "no ManagedClusterAddOn yet")
+    if status == PROGRESSING and cluster in node.validating:
+        return ClusterLine(cluster, VALIDATING_STATE, ROLLOUT_STATUS_VALIDATING, node.validating[cluster])
     state = _STATE_OF.get(status, WAITING_STATE)
     reason = ""
     if status == TIME_OUT:
@@ -172,8 +182,8 @@ def _line(node: NodeReport, cluster: str) -> ClusterLine:
     return ClusterLine(cluster, state, str(status), reason)
 
 
-def placement_report(node: NodeReport, progression: Mapping[str, Any] | None) -> PlacementReport:
-    """The report of one placement from its node of a plan."""
+def placement_report(node: NodeReport, progression: Mapping[str, Any] | None, cma: str = "") -> PlacementReport:
+    """The report of one placement from its node of a plan (of the add-on named ``cma``)."""
     out = PlacementReport(
         node.namespace,
         node.name,
@@ -188,6 +198,8 @@ def placement_report(node: NodeReport, progression: Mapping[str, Any] | None) ->
         revision=node.revision,
         aborted=node.aborted,
     )
+    if node.promotion is not None and node.aborted is None:
+        out.promotion = node.promotion.message(node.key, promote_command(cma, node.key))
     if node.aborted is not None and node.revert is not None:
         if node.revert.desired is not None:
             out.returns_to = aborting.configs_text(node.revert.good)
@@ -226,7 +238,7 @@ def build_addon_report(
     report = AddonReport(name_of(cma), install_type(cma) or "Manual", is_lifecycle_managed(cma), paused=plan.paused)
     progressions = {placement_ref(e): e for e in mappings_in(mapping_at(cma, "status").get(INSTALL_PROGRESSIONS))}
     for node in plan.nodes:
-        report.placements.append(placement_report(node, progressions.get((node.namespace, node.name))))
+        report.placements.append(placement_report(node, progressions.get((node.namespace, node.name)), report.name))
     if plan.defaults is not None and plan.defaults.statuses:
         group = GroupReport(-1, "defaults")
         group.clusters = [_line(plan.defaults, c) for c in sorted(plan.defaults.statuses)]
@@ -245,28 +257,33 @@ _BAR_CHARS = {
     FAILED_STATE: "!",
     TIMED_OUT_STATE: "!",
     PROGRESSING_STATE: "~",
+    VALIDATING_STATE: "?",
     WAITING_STATE: ".",
 }
 _SHOWN_FAILURES = 10
 
 
 def progress_bar(counts: Mapping[str, int], width: int = BAR_WIDTH) -> str:
-    """A stacked bar: ``#`` succeeded, ``!`` failed or timed out, ``~`` progressing, ``.`` waiting."""
+    """A stacked bar: ``#`` succeeded, ``!`` failed or timed out, ``~`` progressing, ``?``
+    validating, ``.`` waiting."""
     return rollout_text.progress_bar(counts, STATES, _BAR_CHARS, width)
 
 
 def _group_line(group: GroupReport, title: str, pad: int) -> list[str]:
     counts = {s: group.count(s) for s in STATES}
+    validating = f"  validating {counts[VALIDATING_STATE]}" if counts[VALIDATING_STATE] else ""
     lines = [
         f"    {title:<{pad}}  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{len(group.clusters)} succeeded"
         f"  configured {group.configured}  failed {counts[FAILED_STATE]}  timed out {counts[TIMED_OUT_STATE]}"
-        f"  progressing {counts[PROGRESSING_STATE]}  waiting {counts[WAITING_STATE]}"
+        f"  progressing {counts[PROGRESSING_STATE]}{validating}  waiting {counts[WAITING_STATE]}"
     ]
-    bad = [c for c in group.clusters if c.state in (FAILED_STATE, TIMED_OUT_STATE)]
-    for line in bad[:_SHOWN_FAILURES]:
-        lines.append(f"      ! {line.cluster} ({line.rollout_status}): {line.reason or 'no reason reported'}")
-    if len(bad) > _SHOWN_FAILURES:
-        lines.append(f"      ! and {len(bad) - _SHOWN_FAILURES} more failed clusters")
+    checking = [f"{c.cluster} (Validating): {c.reason}" for c in group.clusters if c.state == VALIDATING_STATE]
+    lines.extend(rollout_text.marked_lines(checking, "?", "validating add-ons", _SHOWN_FAILURES))
+    bad = [
+        f"{c.cluster} ({c.rollout_status}): {c.reason or 'no reason reported'}"
+        for c in group.clusters if c.state in (FAILED_STATE, TIMED_OUT_STATE)
+    ]
+    lines.extend(rollout_text.marked_lines(bad, "!", "failed clusters", _SHOWN_FAILURES))
     return lines
 
 
@@ -310,14 +327,17 @@ def render_addon_report(report: AddonReport) -> str:
             continue
         counts = placement.counts()
         failed = counts[FAILED_STATE] + counts[TIMED_OUT_STATE]
+        validating = f" {counts[VALIDATING_STATE]} validating," if counts[VALIDATING_STATE] else ""
         lines.append(
             f"{head}  {progress_bar(counts)} {counts[SUCCEEDED_STATE]}/{placement.total} succeeded,"
             f" {placement.configured} configured, {failed} failed, {counts[PROGRESSING_STATE]} progressing,"
-            f" {counts[WAITING_STATE]} waiting"
+            f"{validating} {counts[WAITING_STATE]} waiting"
         )
         if placement.condition is not None:
             status, reason, message = placement.condition
             lines.append(f"    Progressing {status} {reason}: {message}".rstrip(": "))
+        if placement.promotion:
+            lines.append(f"    PROMOTION: {placement.promotion}")
         if placement.taken:
             lines.append(f"    {placement.taken} selected cluster(s) configured by a later placement")
         if placement.unready is not None:

@@ -36,6 +36,15 @@ def cluster_list(clusters: Sequence[str], listed: int = LISTED) -> str:
     return text
 
 
+def marked_lines(lines: Sequence[str], mark: str, more: str, shown: int = 10, indent: str = "      ") -> list[str]:
+    """At most ``shown`` of ``lines``, each behind ``indent`` and ``mark``, then ``and N more
+    <more>`` for the rest."""
+    out = [f"{indent}{mark} {line}" for line in lines[:shown]]
+    if len(lines) > shown:
+        out.append(f"{indent}{mark} and {len(lines) - shown} more {more}")
+    return out
+
+
 def progress_bar(
     counts: Mapping[str, int], states: Sequence[str], chars: Mapping[str, str], width: int = BAR_WIDTH
 ) -> str:

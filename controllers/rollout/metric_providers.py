@@ -19,7 +19,7 @@ Unknown keys are errors; every error names the file, the entry and the field. Pu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from types import MappingProxyType
@@ -87,6 +87,11 @@ class MetricProviders(Mapping[str, MetricProvider]):
         """The message for a check naming a provider that is not registered."""
         where = f" in {self.source}" if self.source else ""
         return f"metric provider {name!r} is not registered{where} ({SECTION})"
+
+    def unregistered(self, checks: Iterable[tuple[str, str | None]]) -> list[str]:
+        """For each (check, provider name) whose provider is named and not registered, the
+        message naming the check: ``check 'errors': metric provider 'thanos' is not registered ...``."""
+        return [f"check {check!r}: {self.not_registered(name)}" for check, name in checks if name is not None and name not in self]
 
 
 def parse(text: str, source: str = "work config") -> MetricProviders:

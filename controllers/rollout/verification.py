@@ -13,9 +13,11 @@ measures again what was measured nor forgets a verdict:
   cluster is that, whatever the checks would say later (a feedback value that flaps back does
   not reopen a decided cluster).
 
-A record belongs to one validation: the workload's generation and the moment it became
-Validating (``since``). A record of another validation, or one that does not parse, is ignored:
-the cluster starts validating afresh (which never widens: a Validating cluster is in flight).
+A record belongs to one validation: the workload's generation, the moment it became Validating
+(``since``) and, where the generation does not follow what rolls out, the revision validated (an
+add-on's desired configurations: they live in the ManagedClusterAddOn's status, not its spec). A
+record of another validation, or one that does not parse, is ignored: the cluster starts
+validating afresh (which never widens: a Validating cluster is in flight).
 
 Pure: no I/O; the clock is an argument.
 """
@@ -101,9 +103,15 @@ class ValidationRecord:
     verdict: Verdict | None = None
     #: The last judgement's message while Validating (what `ocm-rollout status` shows).
     message: str = ""
+    #: The revision validated ("" when the generation says it: a ManifestWork's).
+    revision: str = ""
+    #: When the controller first judged this validation (``format_micro_time``; "" when ``since``
+    #: says it). An add-on's ``since`` (its Completed transition) may predate the configurations
+    #: it validates; its deadline and its checks' initialDelay count from this moment instead.
+    started: str = ""
 
-    def belongs_to(self, generation: int, since: datetime) -> bool:
-        return self.generation == generation and self.since == format_micro_time(since)
+    def belongs_to(self, generation: int, since: datetime, revision: str = "") -> bool:
+        return self.generation == generation and self.since == format_micro_time(since) and self.revision == revision
 
     def with_measurement(self, check: str, measurement: Measurement) -> ValidationRecord:
         kept = [*self.measurements.get(check, ()), measurement]
@@ -122,6 +130,10 @@ class ValidationRecord:
             doc["verdict"] = self.verdict.to_dict()
         if self.message:
             doc["message"] = self.message
+        if self.revision:
+            doc["revision"] = self.revision
+        if self.started:
+            doc["started"] = self.started
         return json.dumps(doc, separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -147,23 +159,31 @@ class ValidationRecord:
             plugin = PluginAnswer.from_dict(doc["plugin"]) if "plugin" in doc else None
             verdict = Verdict.from_dict(doc["verdict"]) if "verdict" in doc else None
             message = str(doc.get("message") or "")
+            revision = doc.get("revision") or ""
+            started = doc.get("started") or ""
+            if not isinstance(revision, str) or not isinstance(started, str):
+                raise ValueError("revision or started is not a string")
+            if started:
+                parse_time(started)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a validation record: {exc}") from None
-        return cls(generation, since, measurements, plugin, verdict, message)
+        return cls(generation, since, measurements, plugin, verdict, message, revision, started)
 
 
-def read_record(annotations: Mapping[str, str], generation: int, since: datetime) -> ValidationRecord:
-    """The record of this validation (generation, since) from ``annotations``; an empty one when
-    there is none, it is of another validation, or it does not parse."""
+def read_record(
+    annotations: Mapping[str, str], generation: int, since: datetime, revision: str = ""
+) -> ValidationRecord:
+    """The record of this validation (generation, since, revision) from ``annotations``; an empty
+    one when there is none, it is of another validation, or it does not parse."""
     raw = annotations.get(ANNOTATION_VALIDATION)
     if raw:
         try:
             record = ValidationRecord.from_json(raw)
         except ValueError:
             record = None
-        if record is not None and record.belongs_to(generation, since):
+        if record is not None and record.belongs_to(generation, since, revision):
             return record
-    return ValidationRecord(generation, format_micro_time(since))
+    return ValidationRecord(generation, format_micro_time(since), revision=revision)
 
 
 @dataclass(frozen=True)
@@ -251,6 +271,24 @@ def decided(record: ValidationRecord, judgement: Judgement, now: datetime) -> Va
         return record if record.message == judgement.message else replace(record, message=judgement.message)
     status: Literal["Succeeded", "Failed"] = SUCCEEDED if judgement.status == SUCCEEDED else FAILED
     return replace(record, verdict=Verdict(status, now, judgement.message))
+
+
+def recorded_results(
+    old: ValidationRecord, new: ValidationRecord, judgement: Judgement, plugin: str = ""
+) -> list[tuple[str, str]]:
+    """What writing ``new`` over ``old`` records, as (check, result) pairs for the results metric:
+    each new measurement (its phase), the plugin's new final answer (check ``plugin:<name>``),
+    and, when the verdict is reached now, each check's phase."""
+    out = [
+        (check, str(m.phase))
+        for check, taken in new.measurements.items()
+        for m in taken[len(old.measurements.get(check, ())):]
+    ]
+    if new.plugin is not None and new.plugin != old.plugin:
+        out.append((f"plugin:{plugin}", new.plugin.result))
+    if new.verdict is not None and old.verdict is None:
+        out.extend((c.name, str(c.phase)) for c in judgement.checks)
+    return out
 
 
 def failed_checks(judgement: Judgement) -> Sequence[CheckResult]:

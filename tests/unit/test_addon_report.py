@@ -54,7 +54,7 @@ def test_report_counts_states_per_decision_group() -> None:
     g0, g1 = p1.groups
     assert [(c.cluster, c.state) for c in g0.clusters] == [("a", "succeeded"), ("b", "progressing"), ("c", "timed out")]
     assert [(c.cluster, c.state) for c in g1.clusters] == [("d", "failed"), ("e", "progressing"), ("f", "waiting")]
-    assert p1.counts() == {"succeeded": 1, "failed": 1, "timed out": 1, "progressing": 2, "waiting": 1}
+    assert p1.counts() == {"succeeded": 1, "failed": 1, "timed out": 1, "progressing": 2, "validating": 0, "waiting": 1}
     assert p1.configured == 5 and g0.configured == 3 and p1.selected == 6
 
 

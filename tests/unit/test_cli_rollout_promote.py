@@ -10,10 +10,12 @@ from typing import Any, cast
 import pytest
 
 from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_PROMOTED, LABEL_PLACEMENT
-from ocm_rollout.cli.commands import rollout
+from ocm_rollout.cli.commands import rollout, rollout_addon
 from ocm_rollout.cli.commands.rollout_verbs import RolloutError, Target, promote_change, promoted_placement
 from ocm_rollout.cli.main import build_parser, main
 from ocm_rollout.client.kube import JSON, Kube, Resource
+from ocm_rollout.controllers.addon import abort as addon_abort
+from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
 from ocm_rollout.controllers.rollout.checks.promotion import rollout_order
 from ocm_rollout.controllers.rollout.model import DecisionGroup, GroupKey, MandatoryGroupRef
 
@@ -137,5 +139,63 @@ def test_promote_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["rollout", "promote", "web", "--group", "-1"])
     assert "decision group indices start at 0" in capsys.readouterr().err
-    assert main(["rollout", "promote", "--kind", "addon", "x"]) == 2
-    assert "not supported for add-ons" in capsys.readouterr().err
+    assert main(["rollout", "promote", "--kind", "addon", "x", "--placement", "fleet"]) == 2
+    assert "--placement: 'fleet' is not NAMESPACE/NAME" in capsys.readouterr().err
+    addon = build_parser().parse_args(["rollout", "promote", "--kind", "addon", "x", "--placement", "ns1/fleet"])
+    rollout.check_args(addon)
+
+
+# -- add-ons (--kind addon) ------------------------------------------------------------------------------
+
+ADDON = Target("addon", "my-addon")
+ADDON_ID = "clustermanagementaddon.addon.open-cluster-management.io/my-addon"
+ADC = {"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"}
+
+
+def cma(*strategies: tuple[str, JSON], annotations: dict[str, str] | None = None) -> JSON:
+    """A CMA installed by placements ``ns1/<name>`` under their strategies, each rolling out
+    configuration ``cfg`` with hash ``h2``."""
+    item = {**ADC, "desiredConfig": {"namespace": "ns1", "name": "cfg", "specHash": "h2"}}
+    return {
+        "metadata": {"name": "my-addon", "resourceVersion": "9", "annotations": annotations or {}},
+        "spec": {"installStrategy": {"type": "Placements", "placements": [
+            {"namespace": "ns1", "name": name, "configs": [{**ADC, "namespace": "ns1", "name": "cfg"}], "rolloutStrategy": strategy}
+            for name, strategy in strategies
+        ]}},
+        "status": {"installProgressions": [
+            {"namespace": "ns1", "name": name, "configReferences": [item]} for name, _strategy in strategies
+        ]},
+    }
+
+
+def addon_revision() -> str:
+    groups = {(ADC["group"], ADC["resource"]): [Config(ADC["group"], ADC["resource"], "ns1", "cfg", "h2")]}
+    return addon_abort.revision(DesiredConfigs(groups))
+
+
+def test_promote_an_addon_placement_for_the_revision_of_its_configurations() -> None:
+    obj = cma(("fleet", GATED), ("other", {"type": "All"}))
+    node = rollout_addon.promoted_placement(ADDON, obj, None)
+    assert node.key == "ns1/fleet"
+    change = rollout_addon.promote_change(ADDON, obj, node, DECISIONS, None)
+    revision = addon_revision()
+    assert change.message == f"{ADDON_ID} promoted (placement ns1/fleet, decision group 1, revision {revision})"
+    assert change.patch == {"metadata": {
+        "annotations": {ANNOTATION_ROLLOUT_PROMOTED: json.dumps({"ns1/fleet": {"revision": revision, "groups": [1]}}, separators=(",", ":"))},
+        "resourceVersion": "9",
+    }}
+    assert rollout_addon.promoted_placement(ADDON, obj, "ns1/other").key == "ns1/other"
+    with pytest.raises(RolloutError, match="placement ns1/nope is not in the install strategy of " + ADDON_ID):
+        rollout_addon.promoted_placement(ADDON, obj, "ns1/nope")
+    with pytest.raises(RolloutError, match=r"placements with a promotion gate: ns1/a, ns1/b"):
+        rollout_addon.promoted_placement(ADDON, cma(("a", GATED), ("b", GATED)), None)
+    with pytest.raises(RolloutError, match="placement ns1/other has no promotion gate"):
+        rollout_addon.promote_change(ADDON, obj, rollout_addon.promoted_placement(ADDON, obj, "ns1/other"), DECISIONS, None)
+
+
+def test_the_addon_verb_reads_the_placement_s_decisions_in_its_namespace() -> None:
+    kube = FakeKube(cma(("fleet", GATED)))
+    args = build_parser().parse_args(["rollout", "promote", "--kind", "addon", "my-addon", "--group", "2"])
+    out = asyncio.run(rollout.run_verb(cast(Kube, kube), ADDON, args))
+    assert out == f"{ADDON_ID} promoted (placement ns1/fleet, decision group 2, revision {addon_revision()})\n"
+    assert kube.lists == [("placementdecisions", f"{LABEL_PLACEMENT}=fleet")]

@@ -323,7 +323,8 @@ def test_addon_rollout_shows_each_decided_clusters_state_and_the_progression_con
     assert placement.title == "placement default/web (Progressive)"
     assert [(g.index, dict(g.cells)) for g in placement.groups] == [(0, {"cluster1": "succeeded", "cluster2": "progressing"})]
     assert dict(placement.counts) == {
-        "selected": 2, "configured": 2, "succeeded": 1, "failed": 0, "timed out": 0, "progressing": 1, "waiting": 0,
+        "selected": 2, "configured": 2, "succeeded": 1, "failed": 0, "timed out": 0, "progressing": 1, "validating": 0,
+        "waiting": 0,
     }
     assert placement.condition == f"Progressing=True(Progressing): {PROGRESSING_MESSAGE}"
 
@@ -336,6 +337,18 @@ def test_addon_failed_timed_out_and_waiting_clusters() -> None:
         "cluster2": "timed out: progressDeadline exceeded; progressing... work is not ready",
     }
     assert addon_cells(addon_snapshot(mca("cluster1"))) == {"cluster1": "succeeded", "cluster2": "waiting"}
+
+
+def test_addon_validating_clusters_and_a_waiting_promotion_gate() -> None:
+    strategy = {"type": "All", "validation": {"checks": [{"name": "ok", "feedback": {"successCondition": "true"}}]},
+                "promotion": {"type": "Manual", "decisionGroups": [{"groupIndex": 0}]}}
+    snap = addon_snapshot(mca("cluster1"), the_cma=cma(strategy=strategy))
+    [placement] = snap.addons[0].placements
+    assert addon_cells(snap) == {"cluster1": "validating", "cluster2": "waiting"}
+    assert placement.notes == (
+        "placement default/web: decision group 0 waits for a promotion "
+        "(ocm-rollout rollout promote --kind addon hello --placement default/web)",
+    )
 
 
 def test_addon_held_by_a_missing_placement_says_why() -> None:

@@ -126,13 +126,15 @@ class PromotionGate:
     def allows(self, key: GroupKey) -> bool:
         return key in self.open
 
-    def message(self, placement: str) -> str:
+    def message(self, placement: str, command: str = "") -> str:
+        """What waits, and the command that promotes it (``command``; default: a
+        ManifestWorkReplicaSet's ``ocm-rollout rollout promote --placement <placement>``)."""
         if self.waiting is None:
             return ""
         name = f" ({self.waiting.group_name})" if self.waiting.group_name else ""
         return (
             f"placement {placement}: decision group {self.waiting.group_index}{name} waits for a promotion "
-            f"(ocm-rollout rollout promote --placement {placement})"
+            f"({command or f'ocm-rollout rollout promote --placement {placement}'})"
         )
 
 
