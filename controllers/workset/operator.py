@@ -44,13 +44,13 @@ from ocm_rollout.controllers.runtime.metric_queries import MetricQueries
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome, after
 from ocm_rollout.controllers.runtime.overlay import DeletePolicy
 from ocm_rollout.controllers.runtime.shell import LIST_WATCH, Runtime, Trigger
+from ocm_rollout.controllers.runtime.verifier import Verifier
 from ocm_rollout.controllers.workset import report, steps, ttl
 from ocm_rollout.controllers.workset.aggregation import DeployOutcome
 from ocm_rollout.controllers.workset.indexes import ByOwner, Forms, OwnerKeys
 from ocm_rollout.controllers.workset.plan import DeployPlan
 from ocm_rollout.controllers.workset.revisions_io import RevisionsIO
 from ocm_rollout.controllers.workset.steps import Pass
-from ocm_rollout.controllers.workset.verify import Verifier
 from ocm_rollout.controllers.workset.workbuild import Owner, owner_for
 from ocm_rollout.controllers.workset.works_io import WorksIO
 from ocm_rollout.controllers.workset.works_io import failure_kind as _failure_kind

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Final
 from ocm_rollout.controllers.common.wire import meta
 from ocm_rollout.controllers.rollout.plugin.client import PluginError
 from ocm_rollout.controllers.rollout.plugin.requests import ClusterEntry, RolloutContext, rollout_request
+from ocm_rollout.controllers.rollout.verification_pass import PlacementVerification
 from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
 from ocm_rollout.controllers.workset.revisions import revision_name
 from ocm_rollout.controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT
-from ocm_rollout.controllers.workset.verify import RefVerification
 
 if TYPE_CHECKING:
     from ocm_rollout.controllers.workset.operator import WorksetController
@@ -67,11 +67,8 @@ def context(p: Pass, ref: RefPlan, revision: str) -> RolloutContext:
     )
 
 
-def _found(p: Pass, placement: str, plugin: str) -> RefVerification:
-    found = p.verification.refs.get(placement)
-    if found is None:
-        found = p.verification.refs[placement] = RefVerification(placement, plugin=plugin)
-    return found
+def _found(p: Pass, placement: str, plugin: str) -> PlacementVerification:
+    return p.verification.of(placement, plugin)
 
 
 def begin(ctl: WorksetController, p: Pass, plan: DeployPlan) -> DeployPlan:

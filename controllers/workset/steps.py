@@ -37,6 +37,7 @@ from ocm_rollout.controllers.common.requeue import next_look
 from ocm_rollout.controllers.common.wire import is_deleting, meta, name_of, namespace_of
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
+from ocm_rollout.controllers.rollout.verification_pass import PassVerification
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
 from ocm_rollout.controllers.workset import (
@@ -55,7 +56,6 @@ from ocm_rollout.controllers.workset.history import HistoryStep
 from ocm_rollout.controllers.workset.plan import WorkDelete
 from ocm_rollout.controllers.workset.planning import PlanInputs, Plans, plan_and_decide
 from ocm_rollout.controllers.workset.revisions import revision_name, template_of
-from ocm_rollout.controllers.workset.verify import Verification
 from ocm_rollout.controllers.workset.verify import verify as verify_clusters
 from ocm_rollout.controllers.workset.workbuild import Owner
 
@@ -83,7 +83,7 @@ class Pass:
     status: JSON = field(default_factory=dict)  # the status to announce events against (write_status)
     persisted: bool = False
     apply_failures: list[ApplyFailure] = field(default_factory=list)  # works that failed to apply (write_status)
-    verification: Verification = field(default_factory=Verification)  # (verify)
+    verification: PassVerification = field(default_factory=PassVerification)  # (verify)
 
     @property
     def namespace(self) -> str:

@@ -13,29 +13,19 @@ at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from ocm_rollout.api.constants import (
     EVENT_ROLLOUT_AWAITING_PROMOTION,
     EVENT_ROLLOUT_PROMOTED,
-    EVENT_VALIDATION_FAILED,
 )
-from ocm_rollout.controllers.common.rollout_text import WARNING, RolloutEvent
+from ocm_rollout.controllers.common.rollout_text import RolloutEvent
+from ocm_rollout.controllers.rollout.verification_pass import validation_failed_events
 from ocm_rollout.controllers.workset.plan import DeployPlan
-from ocm_rollout.controllers.workset.verify import ValidationFailure
 
 Memory = Mapping[str, tuple[str, int]]
 
-
-def validation_failed_events(failures: Sequence[ValidationFailure]) -> list[RolloutEvent]:
-    return [
-        RolloutEvent(
-            EVENT_VALIDATION_FAILED,
-            f"placement {f.placement}: cluster {f.cluster} failed validation: {f.message}",
-            WARNING,
-        )
-        for f in failures
-    ]
+__all__ = ["promotion_events", "validation_failed_events"]
 
 
 def promotion_events(plan_u: DeployPlan, revision: str, memory: Memory) -> tuple[list[RolloutEvent], dict[str, tuple[str, int]]]:

@@ -30,8 +30,8 @@ from ocm_rollout.api.constants import (
 from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.wire import JSON
 from ocm_rollout.controllers.rollout.plugin.conditions import REASON_AVAILABLE, set_plugin_loaded
+from ocm_rollout.controllers.rollout.verification_pass import PassVerification
 from ocm_rollout.controllers.workset.plan import DeployPlan
-from ocm_rollout.controllers.workset.verify import Verification
 
 #: Clusters listed by name in a message; the rest are counted.
 LISTED: Final = 5
@@ -43,7 +43,7 @@ def _listed(items: list[str]) -> str:
     return shown + (f"; and {len(items) - LISTED} more" if len(items) > LISTED else "")
 
 
-def holds(plan_u: DeployPlan, verification: Verification) -> tuple[str, str]:
+def holds(plan_u: DeployPlan, verification: PassVerification) -> tuple[str, str]:
     """What holds the update revision's rollout: (reason, text); reason is
     ``WaitingForPromotion`` when a group waits at a gate, else "" (text may still tell of
     validating clusters and plugin errors)."""
@@ -59,23 +59,23 @@ def holds(plan_u: DeployPlan, verification: Verification) -> tuple[str, str]:
         if validating:
             lines = [f"{c} ({ref.statuses[c].reason})" for c in validating]
             parts.append(f"placement {ref.name}: validating {len(validating)} cluster(s): {_listed(lines)}")
-        found = verification.refs.get(ref.name)
+        found = verification.placements.get(ref.name)
         if found is not None and found.plugin_errors:
             parts.append(f"placement {ref.name}: plugin {found.plugin} errors: {_listed(found.plugin_errors)}")
     return reason, "; ".join(parts)
 
 
-def apply(status: JSON, *, plan_u: DeployPlan, verification: Verification, now: datetime) -> JSON:
+def apply(status: JSON, *, plan_u: DeployPlan, verification: PassVerification, now: datetime) -> JSON:
     """``status`` (as ``progress.finish_status`` made it) with the verified rollout's conditions."""
-    if not verification.refs and not any(r.promotion is not None for r in plan_u.refs):
+    if not verification.placements and not any(r.promotion is not None for r in plan_u.refs):
         return status
     new = copy.deepcopy(status)
     conditions: list[Any] = [dict(c) for c in new.get("conditions") or [] if isinstance(c, Mapping)]
-    loaded = [f.plugin_loaded for f in verification.refs.values() if f.plugin_loaded is not None]
+    loaded = [f.plugin_loaded for f in verification.placements.values() if f.plugin_loaded is not None]
     if loaded:
         failed = [v for v in loaded if v.reason != REASON_AVAILABLE]
         set_plugin_loaded(conditions, failed[0] if failed else loaded[0], now)
-    invalid = [f"placement {f.placement}: {f.invalid_checks}" for f in verification.refs.values() if f.invalid_checks]
+    invalid = [f"placement {f.placement}: {f.invalid_checks}" for f in verification.placements.values() if f.invalid_checks]
     if invalid:
         set_status_condition(
             conditions, CONDITION_PLACEMENT_VERIFIED, "False", REASON_INVALID_CHECK,

@@ -21,26 +21,20 @@ write or a cache that lags only keep it Validating longer.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
-import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import annotations_of, generation_of, labels_of, meta, namespace_of
-from ocm_rollout.controllers.rollout.checks import CompiledChecks, InvalidChecks, compile_checks
-from ocm_rollout.controllers.rollout.checks.feedback import FeedbackVerdict, work_variables
-from ocm_rollout.controllers.rollout.checks.metric import Measurement, MetricSettings
+from ocm_rollout.controllers.rollout.checks import CompiledChecks, InvalidChecks
+from ocm_rollout.controllers.rollout.checks.feedback import work_variables
+from ocm_rollout.controllers.rollout.checks.metric import Measurement
 from ocm_rollout.controllers.rollout.checks.phase import Phase
 from ocm_rollout.controllers.rollout.plugin.client import PluginError
-from ocm_rollout.controllers.rollout.plugin.conditions import REASON_AVAILABLE, ConditionValue, not_registered
-from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
+from ocm_rollout.controllers.rollout.plugin.conditions import REASON_AVAILABLE
 from ocm_rollout.controllers.rollout.plugin.requests import RolloutContext, validate_request
 from ocm_rollout.controllers.rollout.verification import (
     ANNOTATION_VALIDATION,
@@ -49,13 +43,13 @@ from ocm_rollout.controllers.rollout.verification import (
     PluginAnswer,
     ValidationRecord,
     decided,
-    feedback_verdicts,
     judge,
     read_record,
     strategy_verifies,
 )
+from ocm_rollout.controllers.rollout.verification_pass import PlacementVerification, ValidationFailure
 from ocm_rollout.controllers.runtime import metrics
-from ocm_rollout.controllers.runtime.background import BackgroundCalls
+from ocm_rollout.controllers.runtime.verifier import PLUGIN_POLL, PLUGIN_RELOAD
 from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED, revision_start, rollout_status
 from ocm_rollout.controllers.workset.verified import validating_since
 
@@ -66,157 +60,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KIND = "ManifestWorkReplicaSet"
-
-#: How often a Validating cluster's plugin is asked again while it answers INPROGRESS (or fails).
-PLUGIN_POLL: Final = timedelta(seconds=5)
-#: Works whose feedback verdicts are kept (the oldest are forgotten first).
-MAX_REMEMBERED: Final = 50_000
-#: How often an unavailable plugin's Initialize is tried again.
-PLUGIN_RELOAD: Final = timedelta(seconds=10)
-
-Measure = Callable[[MetricSettings, str, str, str], Awaitable[Measurement]]
-
-
-@dataclass(frozen=True)
-class ValidationFailure:
-    """A cluster whose validation failed on this pass (the ValidationFailed event)."""
-
-    placement: str
-    cluster: str
-    message: str
-
-
-@dataclass
-class RefVerification:
-    """What the step found for one placementRef."""
-
-    placement: str
-    invalid_checks: str = ""
-    plugin: str = ""
-    plugin_loaded: ConditionValue | None = None
-    plugin_errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Verification:
-    """What the step found for the MWRS: per placementRef, the failures it decided, and the
-    earliest moment a measurement or a plugin poll falls due."""
-
-    refs: dict[str, RefVerification] = field(default_factory=dict)
-    failures: list[ValidationFailure] = field(default_factory=list)
-    next_at: datetime | None = None
-
-    def due_at(self, moment: datetime | None) -> None:
-        if moment is not None and (self.next_at is None or moment < self.next_at):
-            self.next_at = moment
-
-
-class Verifier:
-    """The controller's verified-rollout state: compiled checks, plugin clients, calls in flight."""
-
-    def __init__(self, plugins: PluginClients, measure: Measure, requeue: Callable[[Any], None]) -> None:
-        self.plugins = plugins
-        self.measure = measure
-        self.calls: BackgroundCalls[Any] = BackgroundCalls(requeue)
-        self._compiled: dict[str, CompiledChecks | InvalidChecks] = {}
-        self._loaded: dict[str, tuple[ConditionValue, datetime]] = {}
-        # Errors of the plugin's last calls, by call key (the owner's key first), shown in Progressing.
-        self.plugin_errors: dict[tuple[str, ...], str] = {}
-        self._asked: dict[tuple[str, ...], datetime] = {}
-        # The feedback verdicts of each validating work's last version (feedback()).
-        self._feedback: dict[tuple[str, str], tuple[str, dict[str, FeedbackVerdict]]] = {}
-        # BeginRollout calls answered OK, by call key, in answer order (plugin_calls.begin).
-        self.begun: dict[tuple[str, ...], None] = {}
-
-    def feedback(self, work: JSON, compiled: CompiledChecks | None, cluster: str) -> dict[str, FeedbackVerdict]:
-        """The feedback checks' verdicts on ``work``, evaluated once per version of the work (a
-        CEL evaluation is the costliest part of judging a cluster)."""
-        key = (str(meta(work).get("uid") or ""), _signature(compiled))
-        version = str(meta(work).get("resourceVersion") or "")
-        known = self._feedback.get(key)
-        if known is not None and known[0] == version:
-            return known[1]
-        verdicts = feedback_verdicts(compiled, work_variables(work, cluster))
-        self._feedback[key] = (version, verdicts)
-        if len(self._feedback) > MAX_REMEMBERED:
-            del self._feedback[next(iter(self._feedback))]
-        return verdicts
-
-    def may_ask(self, key: tuple[str, ...], now: datetime) -> bool:
-        """Whether the plugin may be asked ``key`` again (at most every ``PLUGIN_POLL``); if
-        so, the asking is recorded."""
-        asked = self._asked.get(key)
-        if asked is not None and now - asked < PLUGIN_POLL:
-            return False
-        self._asked[key] = now
-        return True
-
-    def next_ask(self, key: tuple[str, ...]) -> datetime | None:
-        asked = self._asked.get(key)
-        return None if asked is None else asked + PLUGIN_POLL
-
-    def remember_begun(self, key: tuple[str, ...], limit: int) -> None:
-        self.begun[key] = None
-        while len(self.begun) > limit:
-            del self.begun[next(iter(self.begun))]
-
-    def compiled(self, strategy: Mapping[str, Any]) -> CompiledChecks | InvalidChecks | None:
-        raw = strategy.get("validation")
-        if raw is None:
-            return None
-        key = json.dumps(raw, sort_keys=True)
-        found = self._compiled.get(key)
-        if found is None:
-            try:
-                compiled = compile_checks(strategy)
-                assert compiled is not None
-                found = compiled
-            except InvalidChecks as exc:
-                found = exc
-            if len(self._compiled) > 256:
-                self._compiled.clear()
-            self._compiled[key] = found
-        return found
-
-    def plugin_loaded(self, plugin: str, owner: str, now: datetime) -> ConditionValue | None:
-        """The PluginLoaded condition of ``plugin``: Initialize runs in the background (None
-        until its first answer); a failure is tried again after ``PLUGIN_RELOAD``."""
-        client = self.plugins.client(plugin)
-        if client is None:
-            return not_registered(plugin, self.plugins.registry.source)
-        key = ("initialize", plugin)
-        done = self.calls.take(key)
-        if done is not None:
-            value = done.value if done.ok else None
-            if isinstance(value, ConditionValue):
-                self._loaded[plugin] = (value, now)
-        known = self._loaded.get(plugin)
-        stale = known is None or (known[0].reason != REASON_AVAILABLE and now - known[1] >= PLUGIN_RELOAD)
-        if stale:
-            self.calls.start(key, owner, client.load)
-        return None if known is None else known[0]
-
-    def forget(self, owner: str) -> None:
-        self.calls.forget(owner, lambda key: isinstance(key, tuple) and bool(key) and key[0] == owner)
-        for memo in (self.plugin_errors, self._asked, self.begun):
-            for key in [k for k in memo if k[0] == owner]:
-                memo.pop(key, None)
-
-    def stop(self) -> None:
-        """Cancel the calls in flight and close the plugin clients (the controller stops)."""
-        self.calls.cancel_all()
-        with contextlib.suppress(RuntimeError):  # no loop running: nothing was ever opened
-            asyncio.get_running_loop().create_task(self.plugins.close())
-
-
-def _signature(compiled: CompiledChecks | None) -> str:
-    """The feedback checks as written (what their verdicts on one work depend on)."""
-    if compiled is None:
-        return ""
-    return json.dumps([
-        [c.name, c.success.source if c.success else None, c.failure.source if c.failure else None]
-        for c in compiled.feedback
-    ])
 
 
 def _check_key(owner: str, work: JSON, record: ValidationRecord, check: str) -> tuple[str, ...]:
@@ -239,8 +82,7 @@ async def verify(ctl: WorksetController, p: Pass) -> None:
         if not isinstance(strategy, Mapping) or not strategy_verifies(strategy):
             continue
         placement = str(ref.get("name") or "")
-        found = RefVerification(placement)
-        p.verification.refs[placement] = found
+        found = p.verification.of(placement)
         blocked = ""
         compiled = ctl.verifier.compiled(strategy)
         if isinstance(compiled, InvalidChecks):
@@ -278,7 +120,7 @@ async def verify(ctl: WorksetController, p: Pass) -> None:
 async def _verify_cluster(
     ctl: WorksetController,
     p: Pass,
-    found: RefVerification,
+    found: PlacementVerification,
     work: JSON,
     compiled: CompiledChecks | None,
     plugin: str,
@@ -321,7 +163,10 @@ async def _verify_cluster(
     judgement = judge(
         compiled=compiled, plugin=plugin or None, variables={}, record=record,
         since=since, now=p.now, plugin_error=plugin_error, blocked=blocked,
-        feedback_verdicts=verifier.feedback(work, compiled, cluster),
+        feedback_verdicts=verifier.feedback(
+            str(meta(work).get("uid") or ""), str(meta(work).get("resourceVersion") or ""), compiled,
+            lambda: work_variables(work, cluster),
+        ),
     )
     new_record = decided(record, judgement, p.now)
     if not blocked:
@@ -341,7 +186,7 @@ async def _verify_cluster(
 
 
 def _count_results(
-    p: Pass, found: RefVerification, old: ValidationRecord, new: ValidationRecord, judgement: Judgement
+    p: Pass, found: PlacementVerification, old: ValidationRecord, new: ValidationRecord, judgement: Judgement
 ) -> None:
     """Count what this write recorded (ocm_rollout_validation_results_total): the new
     measurements, the plugin's final answer, and each check's phase once the verdict is reached."""

@@ -10,10 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from ocm_rollout.cli.main import main
 from ocm_rollout.client.kube import JSON
 from tests.integration.helpers import holds_for, wait_for
-from tests.integration.test_workset_env import Env, condition
+from tests.integration.test_workset_env import Env, condition, status_text
 
 pytestmark = pytest.mark.integration
 
@@ -59,13 +58,6 @@ def applied_condition(env: Env, ns: str) -> tuple[str, str, str] | None:
         if cond["type"] == "ManifestworkApplied":
             return cond["status"], cond["reason"], cond.get("message", "")
     return None
-
-
-def status_text(env: Env, ns: str, capsys: pytest.CaptureFixture[str]) -> str:
-    """What `ocm-rollout status -n NS web` prints."""
-    capsys.readouterr()
-    assert main(["status", "--kubeconfig", env.kubeconfig, "-n", ns, "web"]) == 0
-    return capsys.readouterr().out
 
 
 def test_strategy_all_names_the_failing_clusters_and_errors(fleet: Env, capsys: pytest.CaptureFixture[str]) -> None:

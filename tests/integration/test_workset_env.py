@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET
+from ocm_rollout.cli.main import main
 from ocm_rollout.client.kube import (
     EVENTS,
     JSON,
@@ -133,6 +134,13 @@ class Env(ControllerEnv):
 
     def fail(self, work: JSON) -> JSON:
         return self.set_work_conditions(work, [("Applied", "True"), ("Progressing", "True"), ("Degraded", "True")])
+
+
+def status_text(env: Env, ns: str, capsys: pytest.CaptureFixture[str], name: str = "web") -> str:
+    """What `ocm-rollout status -n NS NAME` prints."""
+    capsys.readouterr()
+    assert main(["status", "--kubeconfig", env.kubeconfig, "-n", ns, name]) == 0
+    return capsys.readouterr().out
 
 
 def condition(obj: JSON | None, type_: str) -> tuple[str | None, str | None] | None:

@@ -20,7 +20,7 @@ from ocm_rollout.sandbox import tls
 from tests.integration.fake_prometheus import FakePrometheus
 from tests.integration.helpers import holds_for, wait_for
 from tests.integration.smoke_plugin import free_port, smoke_plugin
-from tests.integration.test_workset_env import Env, condition
+from tests.integration.test_workset_env import Env, condition, status_text
 
 pytestmark = pytest.mark.integration
 
@@ -90,12 +90,6 @@ def cond(env: Env, ns: str, type_: str) -> tuple[str, str, str] | None:
         if c["type"] == type_:
             return c["status"], c["reason"], c.get("message", "")
     return None
-
-
-def status_text(env: Env, ns: str, capsys: pytest.CaptureFixture[str]) -> str:
-    capsys.readouterr()
-    assert main(["status", "--kubeconfig", env.kubeconfig, "-n", ns, "web"]) == 0
-    return capsys.readouterr().out
 
 
 def verdicts(env: Env, ns: str) -> dict[str, str]:
@@ -205,14 +199,25 @@ def test_an_unknown_plugin_is_a_condition_and_holds_the_rollout(fleet: Env) -> N
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == [], 1.5, what="nothing rolled out")
 
 
-def test_a_check_that_does_not_compile_is_a_condition(fleet: Env) -> None:
-    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 1},
-                "validation": {"checks": [{"name": "broken", "feedback": {"successCondition": "feedback[ == 1"}}]}}
-    ns = rollout(fleet, strategy, prefix="badcel")
+@pytest.mark.parametrize(
+    ("check", "expected"),
+    [
+        ({"name": "broken", "feedback": {"successCondition": "feedback[ == 1"}},
+         "placement fleet: check 'broken': feedback.successCondition does not compile:"),
+        ({"name": "errors", "metric": {"provider": {"name": "thanos"}, "query": "up", "successCondition": "true"}},
+         "placement fleet: check 'errors': metric provider 'thanos' is not registered"),
+    ],
+    ids=["cel", "provider"],
+)
+def test_a_check_that_cannot_run_is_a_condition(fleet: Env, check: JSON, expected: str) -> None:
+    """A condition that does not compile, a provider that is not registered: PlacementVerified
+    False InvalidCheck naming the check, and the first cluster stays Validating (in flight)."""
+    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 1}, "validation": {"checks": [check]}}
+    ns = rollout(fleet, strategy, prefix="badcheck")
     wait_for(lambda: (cond(fleet, ns, "PlacementVerified") or ("", ""))[1] == "InvalidCheck",
              what="InvalidCheck", state=lambda: cond(fleet, ns, "PlacementVerified"))
     _s, _r, message = cond(fleet, ns, "PlacementVerified") or ("", "", "")
-    assert message.startswith("placement fleet: check 'broken': feedback.successCondition does not compile:")
+    assert message.startswith(expected), message
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1"], 1.5, what="held at cluster1")
 
 
@@ -266,18 +271,6 @@ def test_a_restart_keeps_the_measurements(fleet: Env, prometheus: FakePrometheus
     assert prometheus.queried("cluster1") <= taken + 1  # at most the one lost with the killed instance
     body = fleet.api.get(MANIFEST_WORK_REPLICA_SETS, "web", ns)
     assert condition(body, "PlacementRolledOut") in {("True", "Complete"), ("False", "Progressing")}
-
-
-def test_a_check_naming_an_unregistered_provider_is_a_condition(fleet: Env) -> None:
-    strategy = {"type": "Progressive", "progressive": {"maxConcurrency": 1},
-                "validation": {"checks": [{"name": "errors", "metric": {
-                    "provider": {"name": "thanos"}, "query": "up", "successCondition": "true"}}]}}
-    ns = rollout(fleet, strategy, prefix="badprovider")
-    wait_for(lambda: (cond(fleet, ns, "PlacementVerified") or ("", ""))[1] == "InvalidCheck",
-             what="InvalidCheck", state=lambda: cond(fleet, ns, "PlacementVerified"))
-    _s, _r, message = cond(fleet, ns, "PlacementVerified") or ("", "", "")
-    assert message.startswith("placement fleet: check 'errors': metric provider 'thanos' is not registered")
-    holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1"], 1.0, what="held at cluster1")
 
 
 @pytest.mark.parametrize(
