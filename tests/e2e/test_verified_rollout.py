@@ -133,3 +133,55 @@ def test_a_version_that_serves_errors_fails_its_check_on_the_canary_and_is_rever
                timeout=60, message="every cluster back on web 1.0")
     # Never wider: no cluster but the canary ever got 2.0 (its group never opened).
     assert tour.events("RolloutAborted")
+
+
+# -- the same for an add-on's configuration rollout ---------------------------------------------------------
+ADDON_TOUR = REPO / "examples" / "addons" / "verified"
+
+
+def addon_verdicts(tour: Tour) -> dict[str, str]:
+    listed = tour.kubectl("get", "managedclusteraddons", "-A", "-o", "json")
+    out = {}
+    for mca in json.loads(listed.stdout or '{"items": []}')["items"]:
+        if mca["metadata"]["name"] != "helloworld":
+            continue
+        record = json.loads((mca["metadata"].get("annotations") or {}).get(VALIDATION) or "{}")
+        if record:
+            out[mca["metadata"]["namespace"]] = (record.get("verdict") or {}).get("status", "Validating")
+    return out
+
+
+def addon_progression(tour: Tour) -> tuple[str, str, str]:
+    got = tour.kubectl("get", "clustermanagementaddon", "helloworld", "-o", "json")
+    for entry in (json.loads(got.stdout or "{}").get("status") or {}).get("installProgressions") or []:
+        for cond in entry.get("conditions") or []:
+            if cond["type"] == "Progressing":
+                return cond["status"], cond["reason"], cond.get("message", "")
+    return ("", "", "")
+
+
+def addon_events(tour: Tour, reason: str) -> list[str]:
+    got = tour.kubectl("get", "events", "-A", "--field-selector", f"reason={reason}", "-o", "json")
+    return [e["message"] for e in json.loads(got.stdout or '{"items": []}')["items"]
+            if (e.get("involvedObject") or {}).get("name") == "helloworld"]
+
+
+def test_an_addon_configuration_is_validated_promoted_and_a_bad_one_reverted(tour: Tour) -> None:
+    applied = tour.kubectl("apply", "-f", str(ADDON_TOUR / "setup.yaml"))
+    assert applied.returncode == 0, applied.stderr
+    eventually(lambda: addon_verdicts(tour) == {"cluster1": "Succeeded"}, timeout=90,
+               message="the canary's add-on validated")
+    eventually(lambda: addon_progression(tour)[1] == "WaitingForPromotion", timeout=30,
+               message="the gate holds group 1")
+    promoted = tour.ocm("rollout", "promote", "--kind", "addon", "helloworld")
+    assert promoted.returncode == 0, promoted.stderr
+    eventually(lambda: addon_verdicts(tour) == dict.fromkeys(CLUSTERS, "Succeeded"), timeout=120,
+               message="every add-on validated")
+    eventually(lambda: addon_progression(tour)[1] == "Completed", timeout=60, message="completed")
+
+    applied = tour.kubectl("apply", "-f", str(ADDON_TOUR / "deploy-config-v2.yaml"))
+    assert applied.returncode == 0, applied.stderr
+    failed = eventually(lambda: addon_events(tour, "ValidationFailed"), timeout=90, message="the canary fails")
+    assert "cluster cluster1 failed validation: check 'error-rate' Failed:" in failed[0], failed[0]
+    assert "observed [0.3]" in failed[0], failed[0]
+    eventually(lambda: addon_progression(tour)[1] == "RolloutAborted", timeout=60, message="aborted",)
