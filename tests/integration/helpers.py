@@ -538,6 +538,17 @@ def operating(environment: EnvT) -> Iterator[EnvT]:
         environment.close()
 
 
+def simulating(environment: EnvT, clusters: int, profile: JSON) -> Iterator[EnvT]:
+    """A module fixture's body: ``environment`` with simulated clusters cluster1..clusterN
+    (``profile``) and its operator started, closed at the end."""
+    try:
+        environment.simulate(clusters, profile)
+        environment.operator.start()
+        yield environment
+    finally:
+        environment.close()
+
+
 # -- `ocm-rollout run` as a process ----------------------------------------------------------
 
 

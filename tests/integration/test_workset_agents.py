@@ -25,6 +25,7 @@ from tests.integration.helpers import (
     SecondInstance,
     WatchMonitor,
     holds_for,
+    simulating,
     wait_for,
 )
 from tests.integration.smoke_plugin import smoke_plugin
@@ -58,12 +59,7 @@ def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
             f"plugins:\n  - name: smoke\n    endpoint: http://127.0.0.1:{port}\n", "work-config.yaml"
         )
         environment.prometheus = prometheus  # type: ignore[attr-defined]
-        try:
-            environment.simulate(FLEET, PROFILE)
-            environment.operator.start()
-            yield environment
-        finally:
-            environment.close()
+        yield from simulating(environment, FLEET, PROFILE)
 
 
 def done(work: JSON) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from ocm_rollout.client.kube import JSON
-from tests.integration.helpers import holds_for, wait_for
+from tests.integration.helpers import holds_for, simulating, wait_for
 from tests.integration.test_workset_env import Env, condition, status_text
 
 pytestmark = pytest.mark.integration
@@ -36,13 +36,7 @@ ERRORS = (
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     """A private hub with simulated clusters cluster1..cluster5 and the workset operator."""
-    environment = Env(tmp_path_factory.mktemp("workset-apply-failures"))
-    try:
-        environment.simulate(len(CLUSTERS), PROFILE)
-        environment.operator.start()
-        yield environment
-    finally:
-        environment.close()
+    yield from simulating(Env(tmp_path_factory.mktemp("workset-apply-failures")), len(CLUSTERS), PROFILE)
 
 
 def rollout(env: Env, strategy: JSON, clusters: list[str]) -> str:

@@ -34,6 +34,7 @@ from tests.integration.helpers import (
     SecondInstance,
     WatchMonitor,
     holds_for,
+    simulating,
     wait_for,
 )
 from tests.integration.test_workset_agents import (
@@ -81,13 +82,7 @@ PROFILE: JSON = {
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     """A private hub with simulated clusters cluster1..cluster24 and the workset operator."""
-    environment = Env(tmp_path_factory.mktemp("workset-rollback"))
-    try:
-        environment.simulate(FLEET, PROFILE)
-        environment.operator.start()
-        yield environment
-    finally:
-        environment.close()
+    yield from simulating(Env(tmp_path_factory.mktemp("workset-rollback")), FLEET, PROFILE)
 
 
 # -- helpers -------------------------------------------------------------------------------------

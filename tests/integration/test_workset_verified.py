@@ -18,7 +18,7 @@ from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
 from ocm_rollout.controllers.runtime.metrics import REGISTRY
 from ocm_rollout.sandbox import tls
 from tests.integration.fake_prometheus import FakePrometheus
-from tests.integration.helpers import holds_for, wait_for
+from tests.integration.helpers import holds_for, simulating, wait_for
 from tests.integration.smoke_plugin import free_port, smoke_plugin
 from tests.integration.test_workset_env import Env, condition, status_text
 
@@ -61,12 +61,7 @@ def fleet(
         f"    caCertificate:\n      caBundle: {base64.b64encode(wrong_ca).decode()}\n",
         "work-config.yaml",
     )
-    try:
-        environment.simulate(len(CLUSTERS), PROFILE)
-        environment.operator.start()
-        yield environment
-    finally:
-        environment.close()
+    yield from simulating(environment, len(CLUSTERS), PROFILE)
 
 
 @pytest.fixture
