@@ -15,8 +15,9 @@ from typing import Any
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import generation_of, meta
 from ocm_rollout.controllers.runtime.overlay import strictly_newer, uid_of
+from ocm_rollout.controllers.workset.mutation_record import record_of as mutation_record
 from ocm_rollout.controllers.workset.revisions import template_of
-from ocm_rollout.controllers.workset.template import normal_spec
+from ocm_rollout.controllers.workset.template import form_hash, normal_spec
 
 Key = tuple[str, str]
 
@@ -87,20 +88,25 @@ class Forms:
         self.revisions: dict[str, tuple[str, str | None]] = {}
 
     def spec_matcher(self, template: JSON) -> Callable[[JSON], bool]:
-        """Does a work's spec equal ``template``?"""
+        """Does a work hold ``template``: its spec equals it, or is a rollout plugin's mutation of
+        it that nobody changed since (``mutation.py``)?"""
         wanted = normal_spec(template)
+        wanted_hash = form_hash(wanted)
 
         def matches(work: JSON) -> bool:
             uid = str(meta(work).get("uid") or "")
-            if not uid:
-                return normal_spec(work.get("spec")) == wanted
             generation = generation_of(work)
-            known = self.works.get(uid)
+            known = self.works.get(uid) if uid else None
             if known is not None and known[0] == generation:
-                return known[1] == wanted
-            form = normal_spec(work.get("spec"))
-            self.works[uid] = (generation, form)
-            return form == wanted
+                form = known[1]
+            else:
+                form = normal_spec(work.get("spec"))
+                if uid:
+                    self.works[uid] = (generation, form)
+            if form == wanted:
+                return True
+            record = mutation_record(work)
+            return record is not None and record["template"] == wanted_hash and record["spec"] == form_hash(form)
 
         return matches
 

@@ -18,14 +18,22 @@ No call is awaited by the pass: a slow or hung plugin delays only the clusters w
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from ocm_rollout.controllers.common.wire import meta
 from ocm_rollout.controllers.rollout.plugin.client import PluginError
-from ocm_rollout.controllers.rollout.plugin.requests import ClusterEntry, RolloutContext, rollout_request
+from ocm_rollout.controllers.rollout.plugin.requests import (
+    ClusterEntry,
+    RolloutContext,
+    mutate_request,
+    rollout_request,
+)
 from ocm_rollout.controllers.rollout.verification_pass import PlacementVerification
-from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
+from ocm_rollout.controllers.workset import rollback
+from ocm_rollout.controllers.workset.mutation import mutated_write
+from ocm_rollout.controllers.workset.mutation_record import spec_hash
+from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan, WorkWrite
 from ocm_rollout.controllers.workset.revisions import revision_name
 from ocm_rollout.controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT
 
@@ -72,55 +80,91 @@ def _found(p: Pass, placement: str, plugin: str) -> PlacementVerification:
 
 
 def begin(ctl: WorksetController, p: Pass, plan: DeployPlan) -> DeployPlan:
-    """``plan`` without the widening writes whose cluster's BeginRollout has not answered OK."""
+    """``plan`` with each widening write of a placementRef with a plugin either gone (its
+    cluster's BeginRollout or MutateManifestWork has not answered OK yet: the calls run in the
+    background) or carrying the plugin's mutation of its ManifestWork."""
     plugins = plugins_of(p.spec)
     if not plugins:
         return plan
-    verifier = ctl.verifier
     uid = str(meta(p.body).get("uid") or "")
-    revision = revision_name(p.name, p.planned()[1].decision.update.hash)
+    decision = p.planned()[1].decision
+    digest = decision.current if decision.mode == rollback.REVERTING and decision.current else decision.update.hash
+    revision = revision_name(p.name, digest)
     refs = []
     for ref in plan.refs:
         plugin = plugins.get(ref.name)
-        client = verifier.plugins.client(plugin) if plugin else None
         if plugin is None:
             refs.append(ref)
             continue
         found = _found(p, ref.name, plugin)
+        usable = ctl.verifier.plugins.client(plugin) is not None and (
+            found.plugin_loaded is None or found.plugin_loaded.reason == "Available"
+        )
         kept = []
         for write in ref.writes:
             if not write.widens:
                 kept.append(write)
                 continue
-            key = (p.key, "begin", uid, revision, ref.name, write.cluster)
-            if key in verifier.begun:
-                kept.append(write)
-                continue
-            done = verifier.calls.take(key)
-            if done is not None and done.ok:
-                verifier.remember_begun(key, MAX_BEGUN)
-                kept.append(write)
-                continue
-            if done is not None:
-                verifier.plugin_errors[key] = str(done.error)
-            if key in verifier.plugin_errors:
-                found.plugin_errors.append(f"{write.cluster}: BeginRollout: {verifier.plugin_errors[key]}")
-            if client is None or (found.plugin_loaded is not None and found.plugin_loaded.reason != "Available"):
-                continue  # not registered or not loaded: PluginLoaded says why
-            if not verifier.may_ask(key, p.now):
-                p.verification.due_at(verifier.next_ask(key))
-                continue
-            request = rollout_request(context(p, ref, revision), write.cluster)
-
-            async def call(request: object = request, client: object = client) -> None:
-                try:
-                    await client.begin_rollout(request)  # type: ignore[attr-defined]
-                except PluginError as exc:
-                    raise RuntimeError(str(exc)) from None
-
-            verifier.calls.start(key, p.key, call)
+            ready = _prepared(ctl, p, found, ref, write, (uid, revision, ref.name, write.cluster), revision, usable)
+            if ready is not None:
+                kept.append(ready)
         refs.append(dataclasses.replace(ref, writes=kept))
     return dataclasses.replace(plan, refs=refs)
+
+
+def _prepared(
+    ctl: WorksetController, p: Pass, found: PlacementVerification, ref: RefPlan, write: WorkWrite,
+    where: tuple[str, ...], revision: str, usable: bool,
+) -> WorkWrite | None:
+    """``write`` once the plugin began the cluster's rollout and mutated its ManifestWork; None
+    while a call is due or running (started here when the plugin is usable)."""
+    verifier = ctl.verifier
+    client = verifier.plugins.client(found.plugin)
+    begun = (p.key, "begin", *where)
+    if begun not in verifier.begun:
+        ok, error = verifier.last_error(begun)
+        if ok:
+            verifier.remember_begun(begun, MAX_BEGUN)
+        else:
+            if error:
+                found.plugin_errors.append(f"{write.cluster}: BeginRollout: {error}")
+            if usable and client is not None:
+                request = rollout_request(context(p, ref, revision), write.cluster)
+                _ask(ctl, p, begun, lambda: client.begin_rollout(request))
+            return None
+    template = write.desired.get("spec") or {}
+    mutate = (p.key, "mutate", *where, spec_hash(template))
+    done = verifier.calls.take(mutate)
+    if done is not None and done.ok and isinstance(done.value, Mapping):
+        verifier.plugin_errors.pop(mutate, None)
+        return mutated_write(write, done.value, template)
+    if done is not None:
+        verifier.plugin_errors[mutate] = str(done.error)
+    if mutate in verifier.plugin_errors:
+        found.plugin_errors.append(f"{write.cluster}: MutateManifestWork: {verifier.plugin_errors[mutate]}")
+    if usable and client is not None:
+        request = mutate_request(context(p, ref, revision), write.cluster)
+        _ask(ctl, p, mutate, lambda: client.mutate_manifest_work(request, write.desired))
+    return None
+
+
+def _ask(ctl: WorksetController, p: Pass, key: tuple[str, ...], call: Callable[[], Awaitable[object]]) -> None:
+    """Start ``call`` in the background under ``key`` (at most every PLUGIN_POLL); a plugin's
+    error becomes the call's error text."""
+    verifier = ctl.verifier
+    if verifier.calls.running(key):
+        return
+    if not verifier.may_ask(key, p.now):
+        p.verification.due_at(verifier.next_ask(key))
+        return
+
+    async def run() -> object:
+        try:
+            return await call()
+        except PluginError as exc:
+            raise RuntimeError(str(exc)) from None
+
+    verifier.calls.start(key, p.key, run)
 
 
 def progress(ctl: WorksetController, p: Pass) -> None:

@@ -36,6 +36,7 @@ from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import JSON, conditions_of, format_time, generation_of
 from ocm_rollout.controllers.rollout.strategy import effective_type
 from ocm_rollout.controllers.workset.apply_failures import work_apply_failure
+from ocm_rollout.controllers.workset.indexes import Forms
 from ocm_rollout.controllers.workset.plan import RefPlan, plan_deploy
 from ocm_rollout.controllers.workset.revisions import revision_name
 from ocm_rollout.controllers.workset.status_mapping import FAILED, SUCCEEDED, TIME_OUT, TO_APPLY
@@ -213,9 +214,11 @@ def build_report(
     namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     owner = owner_for(namespace, name)
     update = (mwrs.get("status") or {}).get("updateRevision")
+    template = (mwrs.get("spec") or {}).get("manifestWorkTemplate") or {}
     plan = plan_deploy(
         mwrs=mwrs, owner=owner, works=works, placements=placements, decisions=decisions, now=now,
         revision_hash=update if isinstance(update, str) else None, verify=True,
+        spec_matches=Forms().spec_matcher(template),
     )
     refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
     strategies = {

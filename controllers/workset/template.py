@@ -11,6 +11,7 @@ Labels and annotations are not part of the comparison.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -83,6 +84,11 @@ def normal_spec(spec: Mapping[str, Any] | None) -> Any:
         sort_keys=True,
         separators=(",", ":"),
     )
+
+
+def form_hash(form: str) -> str:
+    """A short hash of a spec's canonical form (``normal_spec``)."""
+    return hashlib.sha256(form.encode()).hexdigest()[:32]
 
 
 def spec_equals_template(spec: Mapping[str, Any] | None, template: Mapping[str, Any] | None) -> bool:

@@ -33,6 +33,7 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
 from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
+from ocm_rollout.controllers.workset.mutation_record import kept_metadata
 from ocm_rollout.controllers.workset.template import spec_equals_template
 
 LABEL_VALUE_MAX = 63
@@ -143,6 +144,10 @@ def desired_metadata(
         record = annotations_of(existing).get(ANNOTATION_VALIDATION)
         if record is not None:
             annotations[ANNOTATION_VALIDATION] = record
+        # So do the labels and annotations a rollout plugin's MutateManifestWork added.
+        plugin_labels, plugin_annotations = kept_metadata(existing)
+        labels = {**plugin_labels, **labels}
+        annotations.update({k: v for k, v in plugin_annotations.items() if k not in annotations})
     metadata: JSON = {"namespace": cluster, "labels": labels}
     if annotations:
         metadata["annotations"] = annotations

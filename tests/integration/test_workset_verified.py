@@ -180,6 +180,15 @@ def test_the_plugin_validates_each_cluster(fleet: Env) -> None:
              what="PluginLoaded", state=lambda: cond(fleet, ns, "PluginLoaded"))
     wait_for(lambda: verdicts(fleet, ns) == dict.fromkeys(CLUSTERS, "Succeeded"), timeout=60,
              what="the plugin validated every cluster", state=lambda: verdicts(fleet, ns))
+    # MutateManifestWork: each work carries what the plugin added, and the record that makes the
+    # mutated work count as holding the revision (written once: generation 1, never reverted).
+    for work in fleet.works_of(ns, "web"):
+        annotations = work["metadata"].get("annotations") or {}
+        assert annotations.get("smoke.rollout-plugin.ocm-rollout.io/placement") == "fleet"
+        assert "rollout.ocm-rollout.io/mutated" in annotations
+        assert work["metadata"]["generation"] == 1
+    wait_for(lambda: condition(fleet.get_mwrs(ns, "web"), "PlacementRolledOut") == ("True", "Complete"),
+             what="complete")
 
 
 # -- bad input: each shown as a condition or an event naming the check and the error; never wider ----------
