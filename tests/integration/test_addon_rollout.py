@@ -243,6 +243,10 @@ def test_overlapping_placements_count_each_cluster_once_the_last_wins(env: Addon
     ])
     wait_for(lambda: all(env.get_mca(c, name) for c in (c1, c2, c3)), what="MCAs")
     wait_for(lambda: desired_of(env, c2, name) == env.adc_hash(ns, "b"), what="the last placement wins")
+    # The hand-driven agent mirrors each MCA's desired configs as they are when it steps, once:
+    # every MCA must have its own before it does (c3's may come a moment after c2's).
+    wait_for(lambda: (desired_of(env, c1, name), desired_of(env, c3, name)) == (env.adc_hash(ns, "a"), env.adc_hash(ns, "b")),
+             what="every MCA's desired configs")
     for cluster in (c1, c2, c3):
         env.manifest_applied(cluster, name)
     env.agent_step([c1, c2, c3], name)
