@@ -43,6 +43,7 @@ from ocm_rollout.controllers.common.conditions import find_condition
 from ocm_rollout.controllers.common.wire import mapping_at
 from ocm_rollout.controllers.workset.report import APPLY_FAILED_STATE as WORKSET_APPLY_FAILED_STATE
 from ocm_rollout.controllers.workset.report import FAILED_STATE as WORKSET_FAILED_STATE
+from ocm_rollout.controllers.workset.report import VALIDATING_STATE as WORKSET_VALIDATING_STATE
 from ocm_rollout.controllers.workset.report import Report, build_report
 from ocm_rollout.controllers.workset.workbuild import owner_for
 
@@ -188,7 +189,7 @@ def _decision_groups(pages: Sequence[JSON]) -> tuple[GroupRow, ...]:
 
 
 # Rollout states whose cells carry the reason (listed under the group).
-_WITH_REASON = (WORKSET_FAILED_STATE, WORKSET_APPLY_FAILED_STATE)
+_WITH_REASON = (WORKSET_FAILED_STATE, WORKSET_APPLY_FAILED_STATE, WORKSET_VALIDATING_STATE)
 
 
 def _rollout_row(report: Report) -> RolloutRow:
@@ -199,6 +200,8 @@ def _rollout_row(report: Report) -> RolloutRow:
             detail += f"; {placement.error}"
         if placement.breach:
             detail += "; maxFailures breached, rollout stopped"
+        if placement.promotion:
+            detail += f"; PROMOTION: {placement.promotion}"
         groups = tuple(
             GroupRow(
                 group.index,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -20,6 +21,8 @@ class FakePrometheus:
         self.default: float | None = 0.0
         # "error": answer {"status": "error", ...} (a PromQL error); "garbage": a body that is not JSON.
         self.mode = "values"
+        # Seconds every answer waits first (a hung Prometheus: longer than the check's timeout).
+        self.delay = 0.0
         self.queries: list[str] = []
         fake = self
 
@@ -28,6 +31,8 @@ class FakePrometheus:
                 url = urlparse(self.path)
                 query = (parse_qs(url.query).get("query") or [""])[0]
                 fake.queries.append(query)
+                if fake.delay:
+                    time.sleep(fake.delay)
                 status, body = fake.answer(url.path, query)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json" if fake.mode != "garbage" else "text/html")

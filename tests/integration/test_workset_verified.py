@@ -292,3 +292,38 @@ def test_a_plugin_that_cannot_be_reached_is_a_condition(fleet: Env, plugin: str,
     _s, reason, message = cond(fleet, ns, "PluginLoaded") or ("", "", "")
     assert reason == "Failed" and expected in message, message
     holds_for(lambda: fleet.clusters_with_works(ns, "web") == [], 1.0, what="nothing rolled out")
+
+
+def test_a_check_still_inconclusive_at_the_deadline_times_the_cluster_out(
+    fleet: Env, prometheus: FakePrometheus
+) -> None:
+    """Neither condition holds (no series): the cluster stays Validating, in flight, until its
+    progressDeadline, then it is TimeOut and counts toward maxFailures."""
+    prometheus.default = None
+    strategy = {
+        "type": "Progressive", "progressive": {"maxConcurrency": 1, "maxFailures": 0, "progressDeadline": "3s"},
+        "validation": {"checks": [{"name": "errors", "metric": {
+            "provider": {"address": prometheus.address}, "query": "error_ratio{cluster={{cluster}}}",
+            "successCondition": "size(result) > 0 && result[0] < 0.05", "failureCondition": "size(result) > 0 && result[0] >= 0.05",
+            "count": 2, "interval": "500ms", "inconclusiveLimit": 0}}]},
+    }
+    ns = rollout(fleet, strategy, prefix="inconclusive")
+    events = wait_for(lambda: fleet.events(ns, "MaxFailuresBreached"), timeout=30, what="the breach at the deadline")
+    assert "cluster1 (TimeOut" in events[0]["message"], events[0]["message"]
+    assert verdicts(fleet, ns) == {"cluster1": "Validating"}
+    holds_for(lambda: fleet.clusters_with_works(ns, "web") == ["cluster1"], 1.0, what="stopped at cluster1")
+
+
+def test_a_hung_prometheus_holds_only_its_own_rollout(fleet: Env, prometheus: FakePrometheus) -> None:
+    """Every query hangs for 20 s (the check's timeout is 15 s): that rollout's cluster waits,
+    while another rollout on the same controller completes meanwhile."""
+    prometheus.delay = 20.0
+    hung = {"type": "All", "validation": {"checks": [{"name": "errors", "metric": {
+        "provider": {"address": prometheus.address}, "query": "error_ratio{cluster={{cluster}}}",
+        "successCondition": "result[0] < 0.05", "timeout": "15s"}}]}}
+    slow_ns = rollout(fleet, hung, [["cluster1"]], prefix="hung")
+    wait_for(lambda: prometheus.queried("cluster1") >= 1, what="the hung query sent")
+    plain_ns = rollout(fleet, {"type": "All"}, prefix="beside")
+    wait_for(lambda: condition(fleet.get_mwrs(plain_ns, "web"), "PlacementRolledOut") == ("True", "Complete"),
+             timeout=10, what="the other rollout completes while the query hangs")
+    assert verdicts(fleet, slow_ns) == {"cluster1": "Validating"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import io
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -541,3 +542,19 @@ def test_the_last_log_draw_has_the_latest_addon_states() -> None:
     assert "cluster1 succeeded" not in out.getvalue()
     view.draw(force=True)
     assert "cluster1 succeeded" in out.getvalue()
+
+
+def test_a_validating_cluster_is_shown_with_its_checks_and_a_waiting_gate_with_what_to_do() -> None:
+    """A verified rollout (docs/behaviour/validation.md): cluster1's work applied, its check runs."""
+    strategy = {"type": "ProgressivePerGroup", "promotion": {"type": "Manual", "decisionGroups": [{"groupIndex": 0}]},
+                "validation": {"checks": [{"name": "ready", "feedback": {"successCondition": "false"}}]}}
+    mwrs = {**MWRS, "spec": {**MWRS["spec"], "placementRefs": [{"name": "web", "rolloutStrategy": strategy}]}}
+    record = json.dumps({"generation": 1, "since": "2024-05-01T11:59:00.000000Z",
+                         "message": "check 'ready' Running: successCondition is false"})
+    validating = work("cluster1", *SUCCEEDED)
+    validating["metadata"]["annotations"] = {"rollout.ocm-rollout.io/validation": record}
+    snap = snapshot(works=[validating], replica_sets=[mwrs])
+    placement = snap.rollouts[0].placements[0]
+    cells = dict(placement.groups[0].cells)
+    assert cells["cluster1"] == "validating: validating: check 'ready' Running: successCondition is false"
+    assert "PROMOTION: placement web: decision group 0 waits for a promotion" in placement.detail
