@@ -167,7 +167,8 @@ def test_progressive_rolls_out_in_batches_of_max_concurrency(env: Env) -> None:
             env.succeed(work)
     wait_for(lambda: condition(env.get_mwrs(ns, "test-work"), "PlacementRolledOut") == ("True", "Complete"),
              what="rollout complete")
-    assert env.events(ns, "RolloutComplete")
+    # The event follows the status write in the same pass (a moment later under load).
+    wait_for(lambda: env.events(ns, "RolloutComplete"), what="RolloutComplete")
 
 
 def test_rollout_type_is_read_as_type_and_warned_about_once(env: Env) -> None:
