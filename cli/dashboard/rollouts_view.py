@@ -242,6 +242,13 @@ def mwrs_rollout(
     revisions = report.revisions
     retried = bool(revisions.aborted_time) and annotations_of(mwrs).get(ANNOTATION_ROLLOUT_RETRY) == revisions.aborted_time
     aborted = revisions.aborted_time is not None and not retried
+    if aborted:
+        # The clusters are returning to (or back on) the current revision: not on the aborted one.
+        for placement_json in shown:
+            for group_json in placement_json["groups"]:
+                for chip in group_json["clusters"]:
+                    if chip["state"] == TO_APPLY:
+                        chip["detail"] = "aborted"
     out: JSON = {
         "kind": "mwrs",
         "namespace": report.namespace,
