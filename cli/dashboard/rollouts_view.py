@@ -245,7 +245,9 @@ def mwrs_rollout(
     if aborted:
         # The clusters are returning to (or back on) the current revision: not on the aborted one.
         for placement_json in shown:
+            placement_json["currentGroup"] = None
             for group_json in placement_json["groups"]:
+                group_json["current"] = False
                 for chip in group_json["clusters"]:
                     if chip["state"] == TO_APPLY:
                         chip["detail"] = "aborted"
