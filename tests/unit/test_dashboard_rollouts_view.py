@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ocm_rollout.cli.dashboard import rollouts_view
-from ocm_rollout.cli.dashboard.rollouts_view import CHIP_LIMIT, events_json, list_row, mwrs_rollout, rollout_state
+from ocm_rollout.cli.dashboard.rollouts_view import (
+    CHIP_LIMIT,
+    events_json,
+    list_row,
+    mwrs_rollout,
+    rollout_state,
+)
 from tests.unit.test_workset_fixtures import at, cond, decision, failed, mwrs, placement, succeeded, work
 
 STRATEGY = {"type": "Progressive", "progressive": {"maxConcurrency": 3, "progressDeadline": "10s", "maxFailures": 2}}
@@ -131,7 +137,7 @@ def test_an_addon_rollout_shows_chips_and_each_mca_config_hashes() -> None:
     rows = {r["cluster"]: r for r in view["mcas"]["rows"]}
     assert not rows["b"]["inSync"] and rows["a"]["inSync"]
     assert rows["b"]["desired"][0]["specHash"] != rows["b"]["applied"][0]["specHash"]
-    assert [r["inSync"] for r in view["mcas"]["rows"]][0] is False  # those not in sync first
+    assert view["mcas"]["rows"][0]["inSync"] is False  # those not in sync first
 
 
 def at_addon(seconds: float) -> Any:
