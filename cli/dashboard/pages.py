@@ -81,7 +81,8 @@ class Pages:
         def compute() -> JSON:
             works, placements, decisions = self._mwrs_inputs(mwrs)
             return rollouts_view.mwrs_rollout(
-                mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=self.clock(), expand=expand
+                mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=self.clock(), expand=expand,
+                forms=self.store.forms,
             )
 
         return self._memo(("mwrs", namespace, name, tuple(sorted(expand))), parts, compute)
