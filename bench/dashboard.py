@@ -126,10 +126,14 @@ def feed(dashboard: Dashboard, kind: str, obj: dict[str, Any]) -> None:
         callback("MODIFIED" if previous else "ADDED", obj, previous)
 
 
-def timed(fn: Any) -> tuple[float, Any]:
+async def timed(fn: Any) -> tuple[float, Any]:
     started = time.perf_counter()
-    value = fn()
+    value = await fn()
     return time.perf_counter() - started, value
+
+
+async def both(pages: Any) -> tuple[Any, Any]:
+    return await pages.overview(), await pages.mwrs_page(NS, NAME)
 
 
 def change_one(dashboard: Dashboard, works: list[dict[str, Any]], index: int, state: str) -> str:
@@ -196,8 +200,8 @@ async def main_async(args: argparse.Namespace) -> None:
             feed(dashboard, kind, obj)
     print(f"{args.clusters} clusters, {len(found['works'])} works, groups of {args.group}: fed in {time.perf_counter() - started:.2f}s")
     pages = dashboard.pages
-    cold_list, overview = timed(pages.overview)
-    cold_page, rollout = timed(lambda: pages.mwrs_page(NS, NAME))
+    cold_list, overview = await timed(pages.overview)
+    cold_page, rollout = await timed(lambda: pages.mwrs_page(NS, NAME))
     list_bytes, page_bytes = len(json.dumps(overview)), len(json.dumps(rollout))
     print(f"load:   list {cold_list * 1000:.1f} ms ({list_bytes:,} bytes), rollout page {cold_page * 1000:.1f} ms ({page_bytes:,} bytes)")
     chips = sum(len(g["clusters"]) for p in rollout["placements"] for g in p["groups"])
@@ -206,11 +210,11 @@ async def main_async(args: argparse.Namespace) -> None:
     works = found["works"]
     for n in range(args.updates):
         change_one(dashboard, works, len(works) - 1 - n, "Progressing")
-        cost, _ = timed(lambda: (pages.overview(), pages.mwrs_page(NS, NAME)))
+        cost, _ = await timed(lambda: both(pages))
         costs.append(cost)
     print(f"update: list + rollout page after one work changed: best {min(costs) * 1000:.1f} ms, "
           f"median {statistics.median(costs) * 1000:.1f} ms")
-    warm, _ = timed(lambda: (pages.overview(), pages.mwrs_page(NS, NAME)))
+    warm, _ = await timed(lambda: both(pages))
     print(f"        nothing changed: {warm * 1000:.1f} ms")
     measured = await browser_part(dashboard, works, args.updates)
     if measured:
