@@ -22,13 +22,18 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ocm_rollout.api.constants import ANNOTATION_ROLLOUT_RETRY
+from ocm_rollout.api.constants import (
+    ANNOTATION_ROLLOUT_RETRY,
+    CONDITION_PLACEMENT_ROLLED_OUT,
+    CONDITION_PROGRESSING,
+)
 from ocm_rollout.cli.view.sim_view import natural_key
 from ocm_rollout.controllers.addon import report as addon_report
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.wire import JSON, annotations_of, meta, parse_time
 from ocm_rollout.controllers.workset import report as work_report
 from ocm_rollout.controllers.workset.indexes import Forms
+from ocm_rollout.controllers.workset.rollback import breached_clusters
 
 CHIP_LIMIT = 120
 FAILURE_LIMIT = 50
@@ -201,6 +206,28 @@ def _finish(out: JSON, placements: list[JSON], *, aborted: bool, paused: bool, r
 # -- ManifestWorkReplicaSets ---------------------------------------------------------------------
 
 
+def _abort_failures(mwrs: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """placement -> cluster -> why, from the abort's cause in PlacementRolledOut (else Progressing)."""
+    status = mwrs.get("status")
+    found = status.get("conditions") if isinstance(status, Mapping) else None
+    for kind in (CONDITION_PLACEMENT_ROLLED_OUT, CONDITION_PROGRESSING):
+        for cond in found if isinstance(found, list) else ():
+            if isinstance(cond, Mapping) and cond.get("type") == kind:
+                named = breached_clusters(str(cond.get("message") or ""))
+                if named:
+                    return named
+    return {}
+
+
+def _aborted_chip(chip: JSON, failed: str | None) -> None:
+    """A chip of an aborted rollout: Failed with why when the abort names it; else, waiting for
+    the aborted revision, it is marked aborted (it returns to, or stays on, the current one)."""
+    if failed is not None:
+        chip.update(state=FAILED, reason=failed, detail="aborted, reverted")
+    elif chip["state"] == TO_APPLY:
+        chip["detail"] = "aborted"
+
+
 def mwrs_rollout(
     *,
     mwrs: Mapping[str, Any],
@@ -216,15 +243,25 @@ def mwrs_rollout(
     report = work_report.build_report(
         mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=now, forms=forms
     )
+    revisions = report.revisions
+    retried = bool(revisions.aborted_time) and annotations_of(mwrs).get(ANNOTATION_ROLLOUT_RETRY) == revisions.aborted_time
+    aborted = revisions.aborted_time is not None and not retried
+    # An aborted rollout's clusters return to the current revision; the ones that failed it are
+    # named, with why, in the cause its conditions keep while it stays aborted.
+    breached = _abort_failures(mwrs) if aborted else {}
     shown: list[JSON] = []
     for placement in report.placements:
         groups = []
         chips_all: list[JSON] = []
+        failed_here = breached.get(placement.name, {})
         for group in placement.groups:
             chips = [_chip(c.cluster, c.rollout_status, c.state, c.reason, applied=c.applied) for c in group.clusters]
+            if aborted:
+                for chip in chips:
+                    _aborted_chip(chip, failed_here.get(chip["cluster"]))
             chips_all.extend(chips)
             groups.append(_group(placement.name, group.index, group.name, chips, expand))
-        current = _mark_current(groups)
+        current = None if aborted else _mark_current(groups)
         failures = _failures(chips_all)
         shown.append(
             {
@@ -244,18 +281,6 @@ def mwrs_rollout(
                 "failuresTotal": len(failures),
             }
         )
-    revisions = report.revisions
-    retried = bool(revisions.aborted_time) and annotations_of(mwrs).get(ANNOTATION_ROLLOUT_RETRY) == revisions.aborted_time
-    aborted = revisions.aborted_time is not None and not retried
-    if aborted:
-        # The clusters are returning to (or back on) the current revision: not on the aborted one.
-        for placement_json in shown:
-            placement_json["currentGroup"] = None
-            for group_json in placement_json["groups"]:
-                group_json["current"] = False
-                for chip in group_json["clusters"]:
-                    if chip["state"] == TO_APPLY:
-                        chip["detail"] = "aborted"
     out: JSON = {
         "kind": "mwrs",
         "namespace": report.namespace,

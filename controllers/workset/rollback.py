@@ -29,6 +29,7 @@ Pure: no I/O, ``now`` is an argument.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,6 +72,29 @@ class Breach:
             f'placement "{self.placement}": maxFailures breached by {len(self.failed)} failed '
             f"cluster(s): {cluster_list(details)}"
         )
+
+
+_BREACH = re.compile(r'placement "([^"]+)": maxFailures breached by \d+ failed cluster\(s\): ')
+# One "cluster (Kind[: why])" of a breach's list, up to the next one, "and N more", or the end.
+_DETAIL = re.compile(
+    r"([a-z0-9][-a-z0-9.]*) \(((?:Failed|TimeOut)(?:: .*?)?)\)"
+    r"(?=, [a-z0-9][-a-z0-9.]* \((?:Failed|TimeOut)| and \d+ more|;| \(failureStrategy |$)"
+)
+
+
+def breached_clusters(message: str) -> dict[str, dict[str, str]]:
+    """The failed clusters an abort's cause names (``Breach.describe``, as recorded in the
+    conditions while the rollout stays aborted): placement -> cluster -> why. Only the clusters
+    listed (``cluster_list`` names at most a few and counts the rest)."""
+    out: dict[str, dict[str, str]] = {}
+    starts = list(_BREACH.finditer(message))
+    for n, found in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(message)
+        listed = message[found.end():end]
+        clusters = out.setdefault(found.group(1), {})
+        for detail in _DETAIL.finditer(listed):
+            clusters[detail.group(1)] = detail.group(2)
+    return out
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,18 @@ def at_addon(seconds: float) -> Any:
     from tests.unit.addon_fixtures import at as addon_at
 
     return addon_at(seconds)
+
+
+def test_an_aborted_rollout_names_the_clusters_that_failed_it_with_why() -> None:
+    from ocm_rollout.controllers.workset.rollback import Breach
+
+    cause = Breach("test-placement", {"c4": "Failed: Degraded True (ApplyFailed): manifest unknown"}).describe()
+    found = inputs(updateRevision="b", currentRevision="a", abortedTime="2026-01-01T00:00:05Z", conditions=[
+        {"type": "PlacementRolledOut", "status": "False", "reason": "RolloutDegraded",
+         "message": f"rollout of revision test-work-b aborted at 2026-01-01T00:00:05Z: {cause} (failureStrategy AbortAll)"},
+    ])
+    view = mwrs_rollout(**found, now=at(1))
+    chips = {c["cluster"]: c for g in view["placements"][0]["groups"] for c in g["clusters"]}
+    assert (chips["c4"]["state"], chips["c4"]["detail"]) == ("Failed", "aborted, reverted")
+    assert "manifest unknown" in chips["c4"]["reason"]
+    assert {f["cluster"] for f in view["placements"][0]["failures"]} >= {"c4"}

@@ -265,3 +265,16 @@ def test_hold_drops_every_write_and_delete_and_says_what_waits() -> None:
 def test_hold_of_nothing_says_so() -> None:
     _, waiting = hold(plan_of([], []), Reservations())
     assert waiting.describe() == "no work waits"
+
+
+def test_the_clusters_an_abort_names_are_read_back_from_its_cause() -> None:
+    from ocm_rollout.controllers.workset.rollback import Breach, breached_clusters
+
+    first = Breach("all", {
+        "cluster1": 'Failed: Degraded True (ApplyFailed): Back-off pulling image "web:2.0": manifest unknown',
+        "cluster10": "TimeOut", "c-3": "Failed: a, b (c) d; e",
+    })
+    second = Breach("p2", {"x": "Failed: why (1)"})
+    cause = "rollout of revision web-1 aborted at T: " + "; ".join(b.describe() for b in (first, second)) + " (failureStrategy AbortAll)"
+    assert breached_clusters(cause) == {"all": dict(first.failed), "p2": dict(second.failed)}
+    assert breached_clusters("rollout of revision web-1 aborted at T: requested by annotation x") == {}

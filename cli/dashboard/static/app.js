@@ -343,16 +343,17 @@ function placementActions(data, placement) {
 }
 
 function chip(c, groupKey) {
+  const why = c.reason || `${c.state}: no message reported`;
   const label = `${c.cluster}: ${c.state}` + (c.detail ? ` (${c.detail})` : "") + (c.reason ? ` — ${c.reason}` : "");
   return h("li", {},
     h("button", {
       type: "button", class: "chip st-" + c.state, "data-testid": "chip", "data-cluster": c.cluster, "data-state": c.state,
-      "data-key": "chip:" + groupKey + ":" + c.cluster, title: c.reason || c.state, "aria-label": label,
+      "data-key": "chip:" + groupKey + ":" + c.cluster, title: why, "aria-label": label,
     },
     h("span", { "aria-hidden": "true", class: "sym" }, SYMBOLS[c.state] || ""),
     h("span", { class: "chip-name" }, c.cluster),
     h("span", { class: "chip-state" }, c.state + (c.detail ? " · " + c.detail : "")),
-    h("span", { class: "tip", role: "tooltip" }, c.reason || "no message")));
+    h("span", { class: "tip", role: "tooltip" }, why)));
 }
 
 function countsText(counts) {
