@@ -1,0 +1,115 @@
+"""The dashboard follows a Progressive rollout live, and its pause and resume buttons hold and release
+it: `ocm-rollout up` with six clusters and examples/profiles/bad-version.yaml, the rollback tour's web
+1.0 (examples/workset/rollback/web.yaml: two clusters at a time, a 5 s soak), each test on its own
+copy in its own namespace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.browser.conftest import (
+    NO_PLAYWRIGHT,
+    DashboardHub,
+    completed,
+    condition,
+    example,
+    no_reload_marker,
+    screenshot,
+    still_same_document,
+)
+from tests.e2e.helpers import eventually
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+sync_api = pytest.importorskip("playwright.sync_api", reason=NO_PLAYWRIGHT)
+expect = sync_api.expect
+
+ROLLOUT_TIMEOUT_MS = 90_000  # six clusters two at a time: about 25 s on an idle machine
+
+# Records, in the page, every state the chip of one cluster shows (whatever re-renders it).
+RECORD_CHIP_STATES = """cluster => {
+  window.__chipStates = [];
+  const read = () => {
+    const chip = document.querySelector(`[data-testid=chip][data-cluster="${cluster}"]`);
+    const state = chip && chip.getAttribute('data-state');
+    const seen = window.__chipStates;
+    if (state && seen[seen.length - 1] !== state) seen.push(state);
+  };
+  read();
+  new MutationObserver(read).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+@pytest.fixture(scope="module")
+def hub(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardHub]:
+    started = DashboardHub.start(tmp_path_factory.mktemp("rollouts"), clusters=6, profile="bad-version.yaml")
+    yield started
+    started.stop()
+
+
+def confirm(page: Page, verb: str) -> None:
+    """Click the action button ``verb``, say yes in the confirmation dialog, see the result."""
+    button = page.locator(f"button[data-action={verb}]")
+    expect(button).to_be_enabled()
+    button.click()
+    dialog = page.locator("dialog[data-testid=confirm]")
+    expect(dialog).to_be_visible()
+    dialog.locator("button[data-testid=confirm-yes]").click()
+    expect(page.locator("[data-testid=action-result]")).to_be_visible()
+    expect(page.locator("[data-testid=action-error]")).to_have_count(0)
+
+
+def test_a_progressive_rollouts_chips_change_without_a_reload(page: Page, hub: DashboardHub) -> None:
+    hub.apply(example("workset/rollback/web.yaml"))
+    page.goto(hub.route("#/rollouts/mwrs/web/web"))
+    waiting = page.locator("[data-testid=chip][data-state=ToApply]").first
+    expect(waiting).to_be_visible()
+    cluster = waiting.get_attribute("data-cluster")
+    assert cluster
+    no_reload_marker(page)
+    page.evaluate(RECORD_CHIP_STATES, cluster)
+
+    chip = page.locator(f"[data-testid=chip][data-cluster={cluster}]")
+    expect(chip).to_have_attribute("data-state", "Progressing", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(chip).to_contain_text(cluster)
+    expect(chip).to_contain_text("Progressing")
+    screenshot(page, "dashboard-rollout.png")
+    expect(chip).to_have_attribute("data-state", "Succeeded", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(chip).to_contain_text("Succeeded")
+
+    states = page.evaluate("() => window.__chipStates")
+    assert states[0] == "ToApply" and states[-1] == "Succeeded" and "Progressing" in states, states
+    assert still_same_document(page), "the page was reloaded"
+
+
+def test_pause_holds_the_rollout_and_resume_finishes_it(page: Page, hub: DashboardHub) -> None:
+    ns = name = "web-pause"
+    hub.apply(example("workset/rollback/web.yaml", namespace=ns, name=name))
+    page.goto(hub.route(f"#/rollouts/mwrs/{ns}/{name}"))
+    confirm(page, "pause")
+
+    assert (hub.mwrs(ns, name).get("spec") or {}).get("paused") is True
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Paused")
+    # The controller plans the next wave and holds its creates: "N work(s) wait (N to create): ...".
+    held = eventually(
+        lambda: re.search(r"work\(s\) wait \((\d+) to create[^)]*\): (.*)$", condition(hub.mwrs(ns, name), "Progressing").get("message", "")),
+        timeout=ROLLOUT_TIMEOUT_MS / 1000,
+        message="the paused rollout holding the creates of its next wave",
+    )
+    waiting = re.findall(r"cluster\d+", held.group(2))
+    assert waiting, held.group(0)
+    for cluster in waiting:
+        expect(page.locator(f"[data-testid=chip][data-cluster={cluster}]")).to_have_attribute("data-state", "ToApply")
+    expect(page.locator("button[data-action=pause]")).to_be_disabled()
+    assert not set(waiting) & set(hub.works(name)), (waiting, sorted(hub.works(name)))
+
+    confirm(page, "resume")
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Complete", timeout=ROLLOUT_TIMEOUT_MS)
+    assert (hub.mwrs(ns, name).get("spec") or {}).get("paused") is not True
+    assert len(hub.works(name)) == hub.clusters
+    assert completed(hub, ns, name)
