@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ocm_rollout.cli.commands.up",
     "ocm_rollout.cli.commands.run",
     "ocm_rollout.cli.commands.status",
+    "ocm_rollout.cli.commands.dashboard",
     "ocm_rollout.cli.commands.rollout",
     "ocm_rollout.cli.commands.schedule",
     "ocm_rollout.cli.commands.plan",

@@ -51,6 +51,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import kubernetes
@@ -308,52 +309,75 @@ async def _history(kube: Kube, target: Target, args: argparse.Namespace) -> str:
     return render_history(target, rows) + "\n"
 
 
-async def _decide(kube: Kube, target: Target, args: argparse.Namespace) -> Change:
+@dataclass(frozen=True)
+class VerbRequest:
+    """One state-changing verb and its options, as the command line or the dashboard gives them."""
+
+    verb: str
+    placement: str | None = None
+    group: int | None = None
+    to_revision: int = 0
+
+
+def request_of(args: argparse.Namespace) -> VerbRequest:
+    return VerbRequest(
+        args.verb, getattr(args, "placement", None), getattr(args, "group", None), getattr(args, "to_revision", 0) or 0
+    )
+
+
+async def decide(kube: Kube, target: Target, request: VerbRequest) -> Change:
+    """What ``request`` writes on ``target``, decided on a fresh read of it."""
     obj = await _read(kube, target)
-    if args.verb == "pause":
+    if request.verb == "pause":
         return pause_change(target, obj)
-    if args.verb == "resume":
+    if request.verb == "resume":
         return resume_change(target, obj)
     if target.kind == "addon":
         # The add-on manager's own definitions; imported here so that the other verbs never
         # depend on them.
         from ocm_rollout.cli.commands import rollout_addon
 
-        if args.verb == "promote":
-            node = rollout_addon.promoted_placement(target, obj, args.placement)
+        if request.verb == "promote":
+            node = rollout_addon.promoted_placement(target, obj, request.placement)
             decisions = await kube.list_objects(
                 PLACEMENT_DECISIONS, node.namespace, label_selector=f"{LABEL_PLACEMENT}={node.name}"
             )
-            return rollout_addon.promote_change(target, obj, node, decisions, args.group)
-        decide = rollout_addon.abort_change if args.verb == "abort" else rollout_addon.retry_change
-        return decide(target, obj, args.placement)
-    if args.verb == "promote":
-        ref = promoted_placement(target, obj, args.placement)
+            return rollout_addon.promote_change(target, obj, node, decisions, request.group)
+        if request.verb not in ("abort", "retry"):
+            raise RolloutError(f"rollout {request.verb} is not supported for add-ons")
+        decide_addon = rollout_addon.abort_change if request.verb == "abort" else rollout_addon.retry_change
+        return decide_addon(target, obj, request.placement)
+    if request.verb == "promote":
+        ref = promoted_placement(target, obj, request.placement)
         decisions = await kube.list_objects(
             PLACEMENT_DECISIONS, target.namespace, label_selector=f"{LABEL_PLACEMENT}={ref.get('name')}"
         )
-        return promote_change(target, obj, ref, decisions, args.group)
-    if args.verb == "abort":
+        return promote_change(target, obj, ref, decisions, request.group)
+    if request.verb == "abort":
         return abort_change(target, obj)
-    if args.verb == "retry":
+    if request.verb == "retry":
         return retry_change(target, obj)
-    return undo_change(target, obj, await _revisions(kube, target, obj), args.to_revision)
+    if request.verb == "undo":
+        return undo_change(target, obj, await _revisions(kube, target, obj), request.to_revision)
+    raise RolloutError(f"unknown rollout verb {request.verb!r}")
 
 
-async def _change(kube: Kube, target: Target, args: argparse.Namespace) -> str:
+async def change(kube: Kube, target: Target, request: VerbRequest) -> str:
+    """Decide ``request`` on a fresh read and write it (decided again after a 409, up to
+    ``ATTEMPTS`` times); returns the line kubectl would print."""
     for attempt in range(1, ATTEMPTS + 1):
-        change = await _decide(kube, target, args)
-        if change.patch is None:
-            return change.message + "\n"
+        decided = await decide(kube, target, request)
+        if decided.patch is None:
+            return decided.message
         try:
-            await kube.patch(target.resource, target.name, change.patch, target.namespace)
+            await kube.patch(target.resource, target.name, decided.patch, target.namespace)
         except NotFound:
             raise TargetNotFound() from None
         except Conflict:
             if attempt == ATTEMPTS:
                 raise
             continue
-        return change.message + "\n"
+        return decided.message
     raise AssertionError("unreachable")
 
 
@@ -361,7 +385,7 @@ async def run_verb(kube: Kube, target: Target, args: argparse.Namespace) -> str:
     """What to print on stdout once the verb is done."""
     if args.verb == "history":
         return await _history(kube, target, args)
-    return await _change(kube, target, args)
+    return await change(kube, target, request_of(args)) + "\n"
 
 
 def main(args: argparse.Namespace) -> int:

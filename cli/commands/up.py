@@ -17,9 +17,12 @@ and, unless ``--no-view``, a live view (``ocm_rollout.cli.view.live_view``) of c
 and add-on rollouts and placements: redrawn in place on a terminal, one line per change otherwise.
 It is computed incrementally and at a bounded rate, so it stays a small share of this process.
 
+- unless ``--no-dashboard``, the browser dashboard (``ocm-rollout dashboard``) on 127.0.0.1, port
+  ``--dashboard-port`` (default 3100, or a free one when that is taken); the banner prints its URL;
+
 The banner's URLs are also written, as JSON, to ``endpoints.json`` next to the kubeconfig
-(``hub``, ``kubeconfig``, ``fleetMetrics`` and, with the placement controller, ``debug``), so that
-tools and tests find them.
+(``hub``, ``kubeconfig``, ``fleetMetrics``, ``dashboard`` and, with the placement controller,
+``debug``), so that tools and tests find them.
 
 Ctrl-C or SIGTERM stops the children first, then the hub. A child that ends on its own stops
 everything (exit 1). With ``--data FILE`` every object survives a restart and nothing is
@@ -64,6 +67,7 @@ LOG_FILE_NAME = "up.log"
 ENDPOINTS_FILE_NAME = "endpoints.json"
 LOOPBACK = "127.0.0.1"
 FLEET_METRICS_PATH = "/metrics"
+DASHBOARD_PORT = 3100
 # The controllers given `--work-config`: those that roll out (plugins, metric providers).
 WORK_CONFIG_READERS = ("workset", "addon")
 
@@ -108,6 +112,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         f"GET {FLEET_METRICS_PATH}, Prometheus text format, label cluster); 0 picks a free one (default)",
     )
     parser.add_argument(
+        "--dashboard-port", type=int, default=None, metavar="P",
+        help=f"port on {LOOPBACK} for the browser dashboard (`ocm-rollout dashboard`, run as a child process); "
+        f"default {DASHBOARD_PORT}, or a free one when that is taken; 0 picks a free one",
+    )
+    parser.add_argument("--no-dashboard", action="store_true", help="do not serve the browser dashboard")
+    parser.add_argument(
         "--controllers", default="all", metavar="NAMES",
         help="comma-separated controllers to run, 'all' (default: every one in this build) or 'none'",
     )
@@ -140,7 +150,11 @@ def _check(args: argparse.Namespace) -> tuple[Profile, list[str]]:
         raise UsageError(f"--clusters: must be 0 or more, got {args.clusters}")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port: must be between 0 and 65535, got {args.port}")
-    for flag, port in (("--debug-port", args.debug_port), ("--fleet-metrics-port", args.fleet_metrics_port)):
+    for flag, port in (
+        ("--debug-port", args.debug_port),
+        ("--fleet-metrics-port", args.fleet_metrics_port),
+        ("--dashboard-port", args.dashboard_port or 0),
+    ):
         if not 0 <= port <= 65535:
             raise UsageError(f"{flag}: must be between 0 and 65535, got {port}")
     try:
@@ -192,10 +206,12 @@ def usage_lines(
     controllers: Sequence[str],
     debug: str | None = None,
     fleet_metrics: str | None = None,
+    dashboard: str | None = None,
 ) -> list[str]:
     """The banner: where the hub is, how to use it with kubectl, where the debug endpoint is
-    (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``) and
-    where the fleet's workload metrics are (``fleet_metrics``: a URL)."""
+    (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``),
+    where the fleet's workload metrics are (``fleet_metrics``: a URL) and where the browser
+    dashboard is (``dashboard``: a URL)."""
     lines = [
         f"ocm-rollout local hub at {hub_url}  ({clusters} simulated clusters; "
         f"controllers: {', '.join(controllers) or 'none'})",
@@ -205,6 +221,8 @@ def usage_lines(
         lines.append(f"debug: {debug}")
     if fleet_metrics is not None:
         lines.append(f"fleet metrics: {fleet_metrics}")
+    if dashboard is not None:
+        lines.append(f"dashboard: {dashboard}")
     lines.append(f"  export KUBECONFIG={kubeconfig}; kubectl get managedclusters")
     return lines
 
@@ -229,6 +247,19 @@ def _listen_ports(requests: Sequence[tuple[str, int]]) -> dict[str, int]:
                 raise PortError(f"{flag}: cannot listen on {LOOPBACK}:{requested}: {exc.strerror or exc}") from None
             ports[flag] = int(probe.getsockname()[1])
     return ports
+
+
+def _dashboard_port(requested: int | None) -> int:
+    """``--dashboard-port``: as given (0: a free one); unset: DASHBOARD_PORT, or a free one when
+    something else listens there (two hubs on one machine both start)."""
+    if requested is not None:
+        return requested
+    try:
+        _listen_ports([("--dashboard-port", DASHBOARD_PORT)])
+    except PortError:
+        log.info("port %s is taken: the dashboard listens on a free one", DASHBOARD_PORT)
+        return 0
+    return DASHBOARD_PORT
 
 
 def write_endpoints(directory: Path, endpoints: dict[str, str]) -> Path:
@@ -269,6 +300,14 @@ def _controller_argv(
     )
 
 
+def _dashboard_argv(kubeconfig: Path, port: int, log_level: str) -> list[str]:
+    """``ocm-rollout dashboard`` against the local hub, on loopback."""
+    return python_module(
+        "ocm_rollout.cli", "dashboard", "--kubeconfig", str(kubeconfig), "--address", LOOPBACK, "--port", str(port),
+        "--log-level", log_level,
+    )
+
+
 def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
               debug_address: tuple[str, int] | None, fleet_metrics_port: int) -> list[Child]:
     agents = [
@@ -287,6 +326,8 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
 
 async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, output: TextIO | None) -> int:
     wanted = [("--debug-port", args.debug_port)] if names else []
+    if not args.no_dashboard:
+        wanted.append(("--dashboard-port", _dashboard_port(args.dashboard_port)))
     try:
         ports = _listen_ports([*wanted, ("--fleet-metrics-port", args.fleet_metrics_port)])
     except PortError as exc:
@@ -318,9 +359,14 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     try:
         _written(hub, kubeconfig)
         debug = _debug_line(debug_address, names)
-        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics)
+        dashboard = None if args.no_dashboard else f"http://{LOOPBACK}:{ports['--dashboard-port']}/"
+        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics, dashboard)
         endpoints = {"hub": hub.url, "kubeconfig": str(kubeconfig), "fleetMetrics": fleet_metrics}
-        write_endpoints(kubeconfig.parent, endpoints if debug is None else {**endpoints, "debug": debug})
+        if debug is not None:
+            endpoints["debug"] = debug
+        if dashboard is not None:
+            endpoints["dashboard"] = dashboard
+        write_endpoints(kubeconfig.parent, endpoints)
         if interactive:
             banner.append(f"logs: {kubeconfig.parent / LOG_FILE_NAME}")
         else:
@@ -330,6 +376,8 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
             converter.child(kubeconfig, args.log_level),
             *_children(args, names, kubeconfig, debug_address, fleet_metrics_port),
         ]
+        if dashboard is not None:
+            children.append(Child("the dashboard", _dashboard_argv(kubeconfig, ports["--dashboard-port"], args.log_level)))
         for child in children:
             await child.start(output)
         if not args.no_view:
