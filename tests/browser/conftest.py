@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import subprocess
 import threading
@@ -86,6 +87,12 @@ def page(browser: Browser) -> Iterator[Page]:
     context.close()
     if errors:
         print("the page reported:\n  " + "\n  ".join(errors))
+
+
+def state_text(*words: str) -> re.Pattern[str]:
+    """The text of a state badge or cell showing one of ``words``: the word, after the page's
+    decorative symbol (an ``aria-hidden`` glyph such as ↻)."""
+    return re.compile(r"^\W*(" + "|".join(re.escape(w) for w in words) + r")\s*$")
 
 
 def screenshot(page: Page, name: str) -> None:
@@ -229,7 +236,7 @@ class ReadOnlyDashboard:
         if not first.startswith("dashboard: http://"):
             self.stop()
             pytest.fail(f"`ocm-rollout dashboard` printed {first!r} first, not 'dashboard: http://ADDR:PORT/'")
-        self.url = first.split(" ", 1)[1].strip()
+        self.url = first.split()[1]
         # Keep reading what it prints, so that a full pipe never blocks it.
         threading.Thread(target=self._drain, daemon=True).start()
         eventually(lambda: _get(self.url) == 200, message=f"the read-only dashboard answering at {self.url}")

@@ -18,6 +18,7 @@ from tests.browser.conftest import (
     completed,
     condition,
     example,
+    state_text,
 )
 from tests.e2e.helpers import eventually
 
@@ -50,10 +51,10 @@ def test_a_bad_update_aborts_by_itself_and_the_page_names_the_failed_clusters(pa
     hub.apply(example("workset/rollback/web.yaml"))
     page.goto(hub.route("#/rollouts/mwrs/web/web"))
     state = page.locator("[data-testid=rollout-state]")
-    expect(state).to_have_text("Complete", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(state).to_have_text(state_text("Complete"), timeout=ROLLOUT_TIMEOUT_MS)
 
     hub.apply(example("workset/rollback/web-v2.yaml"))
-    expect(state).to_have_text("Aborted", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(state).to_have_text(state_text("Aborted"), timeout=ROLLOUT_TIMEOUT_MS)
     # The clusters that failed, as the controller names them ("breached by N failed cluster(s): ...").
     rolled_out = condition(hub.mwrs("web", "web"), "PlacementRolledOut").get("message", "")
     failed = re.findall(r"(cluster\d+) \(", rolled_out)
@@ -73,7 +74,7 @@ def test_the_abort_button_stops_an_update_in_progress(page: Page, hub: Dashboard
 
     hub.apply(with_image(docs, "registry.example.com/web:1.1"))  # succeeds everywhere, two at a time
     page.goto(hub.route(f"#/rollouts/mwrs/{ns}/{name}"))
-    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Progressing")
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text(state_text("Progressing"))
     button = page.locator("button[data-action=abort]")
     expect(button).to_be_enabled()
     button.click()
@@ -81,7 +82,7 @@ def test_the_abort_button_stops_an_update_in_progress(page: Page, hub: Dashboard
     page.locator("dialog[data-testid=confirm] button[data-testid=confirm-yes]").click()
     expect(page.locator("[data-testid=action-result]")).to_be_visible()
 
-    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Aborted", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text(state_text("Aborted"), timeout=ROLLOUT_TIMEOUT_MS)
     mwrs = hub.mwrs(ns, name)
     assert mwrs["metadata"].get("annotations", {}).get(ABORT_ANNOTATION) == mwrs["status"]["updateRevision"]
     eventually(

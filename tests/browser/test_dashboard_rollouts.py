@@ -19,6 +19,7 @@ from tests.browser.conftest import (
     example,
     no_reload_marker,
     screenshot,
+    state_text,
     still_same_document,
 )
 from tests.e2e.helpers import eventually
@@ -94,7 +95,7 @@ def test_pause_holds_the_rollout_and_resume_finishes_it(page: Page, hub: Dashboa
     confirm(page, "pause")
 
     assert (hub.mwrs(ns, name).get("spec") or {}).get("paused") is True
-    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Paused")
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text(state_text("Paused"))
     # The controller plans the next wave and holds its creates: "N work(s) wait (N to create): ...".
     held = eventually(
         lambda: re.search(r"work\(s\) wait \((\d+) to create[^)]*\): (.*)$", condition(hub.mwrs(ns, name), "Progressing").get("message", "")),
@@ -109,7 +110,7 @@ def test_pause_holds_the_rollout_and_resume_finishes_it(page: Page, hub: Dashboa
     assert not set(waiting) & set(hub.works(name)), (waiting, sorted(hub.works(name)))
 
     confirm(page, "resume")
-    expect(page.locator("[data-testid=rollout-state]")).to_have_text("Complete", timeout=ROLLOUT_TIMEOUT_MS)
+    expect(page.locator("[data-testid=rollout-state]")).to_have_text(state_text("Complete"), timeout=ROLLOUT_TIMEOUT_MS)
     assert (hub.mwrs(ns, name).get("spec") or {}).get("paused") is not True
     assert len(hub.works(name)) == hub.clusters
     assert completed(hub, ns, name)

@@ -17,6 +17,7 @@ from tests.browser.conftest import (
     ReadOnlyDashboard,
     example,
     screenshot,
+    state_text,
 )
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ NAME = "mwrset-cronjob"
 ROLLOUT = f"mwrs/{NS}/{NAME}"
 PLACEMENT = "placement-rollout-progressive"
 STATES = ["Progressing", "Complete", "Paused", "Aborted", "Validating", "Awaiting promotion", "Failed", "Pending"]
-STATE_WORDS = re.compile("^(" + "|".join(STATES) + ")$")
+STATE_WORDS = state_text(*STATES)
 PAUSE = {"verb": "pause", "kind": "mwrs", "namespace": NS, "name": NAME}
 
 
