@@ -242,6 +242,15 @@ def mwrs_rollout(
     revisions = report.revisions
     retried = bool(revisions.aborted_time) and annotations_of(mwrs).get(ANNOTATION_ROLLOUT_RETRY) == revisions.aborted_time
     aborted = revisions.aborted_time is not None and not retried
+    if aborted:
+        # The clusters are returning to (or back on) the current revision: not on the aborted one.
+        for placement_json in shown:
+            placement_json["currentGroup"] = None
+            for group_json in placement_json["groups"]:
+                group_json["current"] = False
+                for chip in group_json["clusters"]:
+                    if chip["state"] == TO_APPLY:
+                        chip["detail"] = "aborted"
     out: JSON = {
         "kind": "mwrs",
         "namespace": report.namespace,

@@ -89,6 +89,7 @@ class Dashboard:
                 web.get("/", self.index),
                 web.get("/static/{file}", self.static),
                 web.get("/healthz", self.healthz),
+                web.get("/favicon.ico", self.no_icon),
                 web.get("/api/overview", self.overview),
                 web.get("/api/rollouts/mwrs/{namespace}/{name}", self.mwrs),
                 web.get("/api/rollouts/addon/{name}", self.addon),
@@ -133,6 +134,9 @@ class Dashboard:
         if name not in STATIC_FILES:
             return _error(404, f"no static file {name!r}")
         return web.Response(text=_static(name), content_type=STATIC_FILES[name], headers={"Cache-Control": "no-cache"})
+
+    async def no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)
 
     async def healthz(self, request: web.Request) -> web.Response:
         unsynced = self.store.unsynced()

@@ -170,7 +170,7 @@ function draw(route, data, error) {
   const views = { list: drawList, mwrs: drawRollout, addon: drawRollout, placement: drawPlacement, fleet: drawFleet };
   const content = error ? h("div", { class: "error", role: "alert" }, h("h1", {}, "Cannot show this page"), h("p", {}, error), h("p", {}, link("#/", "Back to the rollouts")))
     : views[route.view](data, route);
-  main.replaceChildren(...(Array.isArray(content) ? content : [content]));
+  main.replaceChildren(...[content].flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
   if (data && data.unsynced && data.unsynced.length) {
     main.prepend(h("p", { class: "note", role: "status" }, "Waiting for the hub to list: " + data.unsynced.join(", ") +
       " (not answered yet, or refused to this kubeconfig's identity)."));
