@@ -36,6 +36,7 @@ import kubernetes
 import pytest
 import yaml
 
+from ocm_rollout.controllers.workset.workbuild import belongs_to, owner_for
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
 
 if TYPE_CHECKING:
@@ -110,6 +111,16 @@ def no_reload_marker(page: Page) -> None:
 
 def still_same_document(page: Page) -> bool:
     return bool(page.evaluate("window.__ocmRolloutTestMarker === 1"))
+
+
+def tab_until(page: Page, selector: str, *, presses: int = 60) -> None:
+    """Press Tab until the focused element matches ``selector``."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if page.evaluate("s => !!document.activeElement && document.activeElement.matches(s)", selector):
+            return
+    focused = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
+    pytest.fail(f"{presses} presses of Tab never focused {selector}; the focus is on {focused}")
 
 
 def _get(url: str) -> int:
@@ -195,10 +206,11 @@ class DashboardHub:
     def mwrs(self, namespace: str, name: str) -> dict[str, Any]:
         return dict(self.api.get_namespaced_custom_object(MWRS[0], MWRS[1], namespace, MWRS[2], name))
 
-    def works(self, name: str) -> dict[str, dict[str, Any]]:
-        """The ManifestWorks called ``name``, by cluster."""
+    def works(self, namespace: str, name: str) -> dict[str, dict[str, Any]]:
+        """The ManifestWorks of the ManifestWorkReplicaSet ``namespace/name`` (by its owner label), by cluster."""
+        owner = owner_for(namespace, name)
         items = self.api.list_cluster_custom_object(*WORKS)["items"]
-        return {w["metadata"]["namespace"]: w for w in items if w["metadata"]["name"] == name}
+        return {w["metadata"]["namespace"]: w for w in items if belongs_to(w, owner)}
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:

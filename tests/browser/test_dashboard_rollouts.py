@@ -107,10 +107,10 @@ def test_pause_holds_the_rollout_and_resume_finishes_it(page: Page, hub: Dashboa
     for cluster in waiting:
         expect(page.locator(f"[data-testid=chip][data-cluster={cluster}]")).to_have_attribute("data-state", "ToApply")
     expect(page.locator("button[data-action=pause]")).to_be_disabled()
-    assert not set(waiting) & set(hub.works(name)), (waiting, sorted(hub.works(name)))
+    assert not set(waiting) & set(hub.works(ns, name)), (waiting, sorted(hub.works(ns, name)))
 
     confirm(page, "resume")
     expect(page.locator("[data-testid=rollout-state]")).to_have_text(state_text("Complete"), timeout=ROLLOUT_TIMEOUT_MS)
     assert (hub.mwrs(ns, name).get("spec") or {}).get("paused") is not True
-    assert len(hub.works(name)) == hub.clusters
+    assert len(hub.works(ns, name)) == hub.clusters
     assert completed(hub, ns, name)

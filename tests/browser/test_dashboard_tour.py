@@ -1,6 +1,6 @@
 """The dashboard in a browser on the README's five-minute tour: `ocm-rollout up` with six clusters, the
 CronJob ManifestWorkReplicaSet of ocm-ns rolled out through its three Placements. The list, the
-placement and fleet pages, the keyboard, and what the actions API refuses (a read-only dashboard,
+placement and fleet pages, the keyboard on the list, and what the actions API refuses (a read-only dashboard,
 another origin, no token)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tests.browser.conftest import (
     example,
     screenshot,
     state_text,
+    tab_until,
 )
 
 if TYPE_CHECKING:
@@ -140,16 +141,6 @@ def test_the_nav_links_lead_to_the_fleet_and_back_to_the_list(page: Page, hub: D
 # -- the keyboard ----------------------------------------------------------------------------------
 
 
-def tab_until(page: Page, selector: str, *, presses: int = 60) -> None:
-    """Press Tab until the focused element matches ``selector``."""
-    for _ in range(presses):
-        page.keyboard.press("Tab")
-        if page.evaluate("s => !!document.activeElement && document.activeElement.matches(s)", selector):
-            return
-    focused = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
-    pytest.fail(f"{presses} presses of Tab never focused {selector}; the focus is on {focused}")
-
-
 def test_tab_reaches_a_rollout_link_and_enter_opens_it(page: Page, hub: DashboardHub) -> None:
     open_list(page, hub.url)
     tab_until(page, "a[data-testid=open]")
@@ -157,20 +148,6 @@ def test_tab_reaches_a_rollout_link_and_enter_opens_it(page: Page, hub: Dashboar
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(re.escape(href) + "$"))
     expect(page.locator("[data-testid=rollout-state]")).to_have_text(STATE_WORDS)
-
-
-def test_a_chip_takes_the_keyboard_focus_and_shows_its_reason(page: Page, hub: DashboardHub) -> None:
-    page.goto(hub.route(f"#/rollouts/{ROLLOUT}"))
-    expect(page.locator("[data-testid=chip]").first).to_be_visible()
-    tab_until(page, "[data-testid=chip]", presses=120)
-    chip = page.locator("[data-testid=chip]:focus")
-    title = chip.get_attribute("title") or ""
-    assert title.strip(), "the focused chip has no title (its reason/message)"
-    reason = title.strip().splitlines()[0].strip()
-    described = chip.get_attribute("aria-describedby")
-    tip = page.locator(f"#{described}") if described else page.locator("[role=tooltip]:visible")
-    expect(tip).to_be_visible()
-    expect(tip).to_contain_text(reason)
 
 
 # -- what the actions API refuses ------------------------------------------------------------------
