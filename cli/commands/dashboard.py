@@ -20,6 +20,8 @@ import os
 import signal
 import sys
 
+from kubernetes.client import ApiClient
+
 from ocm_rollout.cli.commands.rollout import DEFAULT_KUBECONFIG, kubeconfig_path
 from ocm_rollout.client import logging as runtime_logging
 from ocm_rollout.client.kube import Kube
@@ -28,6 +30,7 @@ from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
 DEFAULT_PORT = 3100
 DEFAULT_ADDRESS = "127.0.0.1"
 FIELD_MANAGER = "ocm-rollout-dashboard"
+CONNECTION_POOL_SIZE = 32
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -64,7 +67,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"ocm-rollout dashboard: error: kubeconfig {path} does not exist{hint}", file=sys.stderr)
         return 1
     try:
-        kube = Kube(load_client(path), field_manager=FIELD_MANAGER)
+        configuration = load_client(path).configuration
+        # One connection per watched kind, plus the pages' actions.
+        configuration.connection_pool_maxsize = CONNECTION_POOL_SIZE
+        kube = Kube(ApiClient(configuration), field_manager=FIELD_MANAGER)
     except KubeconfigError as exc:
         print(f"ocm-rollout dashboard: error: {exc}", file=sys.stderr)
         return 1

@@ -6,11 +6,17 @@ with the generations of what it reads (the owner, its works, its namespace's pla
 decision pages, or an add-on's MCAs and placements) and computed again only when one moved, or
 after ``MAX_AGE`` seconds (its timing, minSuccessTime and progressDeadline, moves with the
 clock). The list is the rows of every rollout's core; a rollout's page adds what is cheap to
-read: its actions, events and history.
+read: its actions, events and history. A placement's page (a scheduling pass over the fleet) is
+kept likewise, with the generations of the clusters, sets, bindings, scores and decisions.
+
+What a page reads is taken from the caches on the event loop (lists of the cached objects, which
+the watches replace and never change); the computing runs in a worker thread, so the server keeps
+answering and streaming while a large page is computed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,13 +52,16 @@ class Pages:
     _kept: dict[tuple[Any, ...], _Kept] = field(default_factory=dict)
 
     # -- the rollouts --------------------------------------------------------------------------
-    def _memo(self, key: tuple[Any, ...], parts: list[object], compute: Callable[[], JSON]) -> JSON:
+    async def _memo(self, key: tuple[Any, ...], parts: list[object], compute: Callable[[], JSON]) -> JSON:
+        """The kept value of ``key`` while the generations of ``parts`` stand still (and for at
+        most ``MAX_AGE`` seconds), else ``compute()`` run in a worker thread: it must only read
+        what was taken from the caches before."""
         generations = self.store.generations.of(parts)
         kept = self._kept.get(key)
         now = self.monotonic()
         if kept is not None and kept.generations == generations and now - kept.at < MAX_AGE:
             return kept.value
-        value = compute()
+        value = await asyncio.to_thread(compute)
         self._kept[key] = _Kept(generations, now, value)
         return value
 
@@ -69,7 +78,7 @@ class Pages:
             decisions[ref_name] = self.store.decisions_of(namespace, ref_name)
         return works, placements, decisions
 
-    def mwrs_core(self, mwrs: JSON, expand: rollouts_view.Expand = ()) -> JSON:
+    async def mwrs_core(self, mwrs: JSON, expand: rollouts_view.Expand = ()) -> JSON:
         found = meta(mwrs)
         namespace, name = str(found.get("namespace") or ""), str(found.get("name") or "")
         owner = owner_for(namespace, name)
@@ -78,13 +87,15 @@ class Pages:
             ("ns", "placements", namespace), ("ns", "decisions", namespace),
         ]
 
+        works, placements, decisions = self._mwrs_inputs(mwrs)
+
         def compute() -> JSON:
-            works, placements, decisions = self._mwrs_inputs(mwrs)
             return rollouts_view.mwrs_rollout(
-                mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=self.clock(), expand=expand
+                mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=self.clock(), expand=expand,
+                forms=self.store.forms,
             )
 
-        return self._memo(("mwrs", namespace, name, tuple(sorted(expand))), parts, compute)
+        return await self._memo(("mwrs", namespace, name, tuple(sorted(expand))), parts, compute)
 
     def _addon_placements(self, cma: JSON) -> dict[tuple[str, str], PlacementInput]:
         out: dict[tuple[str, str], PlacementInput] = {}
@@ -96,29 +107,30 @@ class Pages:
                 )
         return out
 
-    def addon_core(self, cma: JSON, expand: rollouts_view.Expand = ()) -> JSON:
+    async def addon_core(self, cma: JSON, expand: rollouts_view.Expand = ()) -> JSON:
         name = str(meta(cma).get("name") or "")
         placements = self._addon_placements(cma)
         parts: list[object] = [("addon", name)]
         for ns, ref in placements:
             parts.append(("placement", ns, ref))
 
+        mcas = dict(sorted(self.store.mcas_by_addon.get(name, {}).items()))
+
         def compute() -> JSON:
-            mcas = dict(sorted(self.store.mcas_by_addon.get(name, {}).items()))
             return rollouts_view.addon_rollout(cma=cma, mcas=mcas, placements=placements, now=self.clock(), expand=expand)
 
-        return self._memo(("addon", name, tuple(sorted(expand))), parts, compute)
+        return await self._memo(("addon", name, tuple(sorted(expand))), parts, compute)
 
     def rolling_addons(self) -> list[JSON]:
         """The ClusterManagementAddOns with a configuration rollout: install strategy Placements."""
         return [c for c in self.store.items("addons") if install_type(c) == "Placements"]
 
-    def overview(self) -> JSON:
+    async def overview(self) -> JSON:
         rows = []
         for mwrs in self.store.items("replicasets"):
-            rows.append(rollouts_view.list_row(self.mwrs_core(mwrs)))
+            rows.append(rollouts_view.list_row(await self.mwrs_core(mwrs)))
         for cma in self.rolling_addons():
-            rows.append(rollouts_view.list_row(self.addon_core(cma)))
+            rows.append(rollouts_view.list_row(await self.addon_core(cma)))
         rows.sort(key=lambda r: (r["kind"], r["namespace"], natural_key(r["name"])))
         return {
             "rollouts": rows,
@@ -130,11 +142,11 @@ class Pages:
     def _common(self) -> JSON:
         return {"readOnly": self.read_only, "unsynced": self.store.unsynced(), "generation": self.store.generations.total}
 
-    def mwrs_page(self, namespace: str, name: str, expand: rollouts_view.Expand = ()) -> JSON | None:
+    async def mwrs_page(self, namespace: str, name: str, expand: rollouts_view.Expand = ()) -> JSON | None:
         mwrs = self.store.get("replicasets", name, namespace)
         if mwrs is None:
             return None
-        out = dict(self.mwrs_core(mwrs, expand))
+        out = dict(await self.mwrs_core(mwrs, expand))
         _, _, decisions = self._mwrs_inputs(mwrs)
         revisions = self.revisions_of(mwrs)
         out["history"] = history_view.history(mwrs, revisions)
@@ -148,11 +160,11 @@ class Pages:
         namespace, uid = str(found.get("namespace") or ""), str(found.get("uid") or "")
         return [r for r in self.store.items("revisions", namespace) if owned_by(r, uid)] if uid else []
 
-    def addon_page(self, name: str, expand: rollouts_view.Expand = ()) -> JSON | None:
+    async def addon_page(self, name: str, expand: rollouts_view.Expand = ()) -> JSON | None:
         cma = self.store.get("addons", name)
         if cma is None:
             return None
-        out = dict(self.addon_core(cma, expand))
+        out = dict(await self.addon_core(cma, expand))
         decisions = {f"{ns}/{ref}": list(p.decisions) for (ns, ref), p in self._addon_placements(cma).items()}
         # A cluster-scoped object's events may be recorded in any namespace.
         events = [
@@ -174,21 +186,22 @@ class Pages:
         return history_view.diff(self.revisions_of(mwrs), old, new)
 
     # -- placements and the fleet -----------------------------------------------------------------
-    def placement_page(self, namespace: str, name: str) -> JSON | None:
+    async def placement_page(self, namespace: str, name: str) -> JSON | None:
         from ocm_rollout.cli.dashboard.placement_view import placement_page
 
         placement = self.store.get("placements", name, namespace)
         if placement is None:
             return None
-        out = placement_page(
-            placement,
-            self.store.decisions_of(namespace, name),
-            self.store.items("clusters"),
-            self.store.items("sets"),
-            self.store.items("bindings", namespace),
-            self.store.items("scores"),
-            now=self.clock(),
+        # Every decision page: the Balance prioritizer counts the other placements' decisions.
+        decisions, clusters = self.store.items("decisions"), self.store.items("clusters")
+        sets, bindings, scores = self.store.items("sets"), self.store.items("bindings", namespace), self.store.items("scores")
+        now = self.clock()
+        parts: list[object] = ["clusters", "sets", "bindings", "scores", "decisions", ("placement", namespace, name)]
+        computed = await self._memo(
+            ("placement", namespace, name), parts,
+            lambda: placement_page(placement, decisions, clusters, sets, bindings, scores, now=now),
         )
+        out = dict(computed)
         out["usedBy"] = self._placement_users(namespace, name)
         out.update(self._common())
         return out
@@ -205,12 +218,13 @@ class Pages:
                 users.append({"kind": "addon", "namespace": "", "name": str(meta(cma).get("name") or "")})
         return users
 
-    def fleet_page(self, query: str, page: int) -> JSON:
+    async def fleet_page(self, query: str, page: int) -> JSON:
         from ocm_rollout.cli.dashboard.fleet_view import fleet_page
 
-        out = fleet_page(
-            self.store.items("clusters"), self.store.items("works"), self.store.items("replicasets"),
-            self.store.items("mcas"), now=self.clock(), query=query, page=page,
-        )
+        clusters, works = self.store.items("clusters"), self.store.items("works")
+        replica_sets, mcas, now = self.store.items("replicasets"), self.store.items("mcas"), self.clock()
+        out = dict(await asyncio.to_thread(
+            lambda: fleet_page(clusters, works, replica_sets, mcas, now=now, query=query, page=page)
+        ))
         out.update(self._common())
         return out

@@ -28,6 +28,7 @@ from ocm_rollout.controllers.addon import report as addon_report
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.wire import JSON, annotations_of, meta, parse_time
 from ocm_rollout.controllers.workset import report as work_report
+from ocm_rollout.controllers.workset.indexes import Forms
 
 CHIP_LIMIT = 120
 FAILURE_LIMIT = 50
@@ -208,9 +209,13 @@ def mwrs_rollout(
     decisions: Mapping[str, Sequence[JSON]],
     now: datetime,
     expand: Expand = (),
+    forms: Forms | None = None,
 ) -> JSON:
-    """One ManifestWorkReplicaSet's rollout (see the module docstring)."""
-    report = work_report.build_report(mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=now)
+    """One ManifestWorkReplicaSet's rollout (see the module docstring); ``forms`` keeps the works'
+    canonical specs between calls."""
+    report = work_report.build_report(
+        mwrs=mwrs, works=works, placements=placements, decisions=decisions, now=now, forms=forms
+    )
     shown: list[JSON] = []
     for placement in report.placements:
         groups = []

@@ -146,18 +146,18 @@ class Dashboard:
 
     # -- the pages' JSON -------------------------------------------------------------------------
     async def overview(self, request: web.Request) -> web.Response:
-        return _json(self.pages.overview())
+        return _json(await self.pages.overview())
 
     async def mwrs(self, request: web.Request) -> web.Response:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
-        found = self.pages.mwrs_page(namespace, name, _expand(request))
+        found = await self.pages.mwrs_page(namespace, name, _expand(request))
         if found is None:
             return _error(404, f'ManifestWorkReplicaSet "{name}" not found in namespace "{namespace}"')
         return _json(found)
 
     async def addon(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        found = self.pages.addon_page(name, _expand(request))
+        found = await self.pages.addon_page(name, _expand(request))
         if found is None:
             return _error(404, f'ClusterManagementAddOn "{name}" not found')
         return _json(found)
@@ -178,7 +178,7 @@ class Dashboard:
 
     async def placement(self, request: web.Request) -> web.Response:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
-        found = self.pages.placement_page(namespace, name)
+        found = await self.pages.placement_page(namespace, name)
         if found is None:
             return _error(404, f'Placement "{name}" not found in namespace "{namespace}"')
         return _json(found)
@@ -188,7 +188,7 @@ class Dashboard:
             page = max(int(request.query.get("page", "0") or 0), 0)
         except ValueError:
             return _error(400, "page must be a whole number")
-        return _json(self.pages.fleet_page(request.query.get("q", "")[:200], page))
+        return _json(await self.pages.fleet_page(request.query.get("q", "")[:200], page))
 
     # -- live --------------------------------------------------------------------------------------
     async def stream(self, request: web.Request) -> web.StreamResponse:

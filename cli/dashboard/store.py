@@ -35,6 +35,7 @@ from ocm_rollout.client.kube import (
 )
 from ocm_rollout.client.watchcache import WatchCache
 from ocm_rollout.controllers.common.wire import meta
+from ocm_rollout.controllers.workset.indexes import Forms
 
 # The parts a page may depend on; each has its own generation.
 KINDS: dict[str, Resource] = {
@@ -82,6 +83,8 @@ class Store:
         self.caches: dict[str, WatchCache] = {name: WatchCache(kube, resource) for name, resource in KINDS.items()}
         self.generations = Generations()
         self.works = WorkIndex()
+        # The works' canonical specs, kept between pages (forgotten with the work).
+        self.forms = Forms()
         self.events: dict[EventKey, dict[str, JSON]] = defaultdict(dict)
         self.decisions_by_placement: dict[tuple[str, str], dict[str, JSON]] = defaultdict(dict)
         self.mcas_by_addon: dict[str, dict[str, JSON]] = defaultdict(dict)
@@ -142,6 +145,8 @@ class Store:
         parts: list[object] = [kind, ("ns", kind, namespace)]
         if kind == "works":
             _, owners = self.works.update("DELETED" if deleted else "MODIFIED", obj, previous)
+            if deleted:
+                self.forms.works.pop(str(found.get("uid") or ""), None)
             parts.extend(("owner", owner) for owner in owners)
         elif kind == "events":
             involved = obj.get("involvedObject") or obj.get("regarding") or {}

@@ -208,8 +208,10 @@ def build_report(
     placements: Mapping[str, JSON | None],
     decisions: Mapping[str, Sequence[JSON]],
     now: datetime,
+    forms: Forms | None = None,
 ) -> Report:
-    """The rollout report of one MWRS from the objects as stored."""
+    """The rollout report of one MWRS from the objects as stored (``forms``: the works' canonical
+    specs kept from earlier reports, so that only the works that changed are compared again)."""
     metadata = mwrs.get("metadata") or {}
     namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     owner = owner_for(namespace, name)
@@ -218,7 +220,7 @@ def build_report(
     plan = plan_deploy(
         mwrs=mwrs, owner=owner, works=works, placements=placements, decisions=decisions, now=now,
         revision_hash=update if isinstance(update, str) else None, verify=True,
-        spec_matches=Forms().spec_matcher(template),
+        spec_matches=(forms or Forms()).spec_matcher(template),
     )
     refs = [r for r in ((mwrs.get("spec") or {}).get("placementRefs") or []) if isinstance(r, Mapping)]
     strategies = {

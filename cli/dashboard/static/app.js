@@ -37,7 +37,7 @@ function h(tag, attrs, ...children) {
     else if (key === "text") node.textContent = value;
     else node.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -490,13 +490,34 @@ function kv(obj) {
   return Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join(", ") || "-";
 }
 
+const STAGES = {
+  clusterSet: "Not in a bound ManagedClusterSet", deleting: "Being deleted", predicate: "Filtered out by a predicate",
+  taint: "A taint not tolerated", spread: "Held back by a spread constraint", score: "Not among the highest scores",
+  numberOfClusters: "numberOfClusters reached", error: "Not scheduled",
+};
+
+function specLine(spec) {
+  if (!spec) return null;
+  const parts = [
+    `numberOfClusters ${spec.numberOfClusters ?? "all"}`,
+    `clusterSets ${spec.clusterSets && spec.clusterSets.length ? spec.clusterSets.join(", ") : "all bound"}`,
+    `${spec.predicates} predicate(s)`, `${spec.tolerations} toleration(s)`,
+    `prioritizers ${spec.prioritizerMode} (${spec.prioritizers} configured)`,
+    spec.spreadPolicy ? `${spec.spreadTerms} spread term(s)` : "no spread",
+    `groups ${spec.decisionGroups && spec.decisionGroups.length ? spec.decisionGroups.join(", ") : "none named"}, ${spec.clustersPerDecisionGroup} per group`,
+    `sortBy ${spec.sortBy}`,
+  ];
+  return h("p", { class: "note" }, "Spec: " + parts.join(" · "));
+}
+
 function drawPlacement(data) {
   const parts = [
     h("p", { class: "crumbs" }, link("#/", "Rollouts"), " / Placement"),
     h("h1", { "data-testid": "placement" }, `Placement ${data.namespace}/${data.name}`),
+    specLine(data.spec),
   ];
   if (data.error) parts.push(h("p", { class: "error", role: "note" }, "⚠ " + data.error));
-  if (data.spec) parts.push(h("p", {}, "Spec: " + Object.entries(data.spec).map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ")));
+  for (const w of data.warnings || []) parts.push(h("p", { class: "note" }, "Note: " + w));
   parts.push(h("p", {}, `${data.selected ?? 0} clusters selected`));
   if (data.usedBy && data.usedBy.length) {
     parts.push(h("p", {}, "Rolled out through by: ", data.usedBy.map((u, i) => [i ? ", " : "", link(rolloutHref(u), (u.namespace ? u.namespace + "/" : "") + u.name)])));
@@ -504,31 +525,36 @@ function drawPlacement(data) {
   parts.push(h("h2", {}, "Conditions"), conditionsTable(data.conditions));
   parts.push(h("h2", {}, "Decisions by group and page"));
   const groups = data.groups || [];
-  parts.push(groups.length ? h("ol", { class: "timeline", "data-testid": "decision-groups" }, groups.map((g) => h("li", { class: "group" },
-    h("h3", {}, `Group ${g.index}` + (g.name ? ` (${g.name})` : "") + ` — ${g.count ?? ""} clusters`),
-    h("ul", {}, (g.pages || []).map((p) => h("li", {}, h("code", {}, p.name), ` (page ${p.index}): `, (p.clusters || []).join(", ") || "no clusters"))))))
+  parts.push(groups.length ? h("ol", { class: "timeline", "data-testid": "decision-groups" }, groups.map((g) => h("li", { class: "group", "data-index": g.index },
+    h("h3", {}, `Group ${g.index}` + (g.name ? ` (${g.name})` : "") + ` — ${g.count} cluster(s)`),
+    h("ul", {}, (g.pages || []).map((p) => h("li", {}, h("code", {}, p.name), p.index !== null && p.index !== undefined ? ` (page ${p.index})` : "",
+      ": ", (p.clusters || []).join(", ") || "no clusters"))))))
     : h("p", { class: "note" }, "No decision yet."));
   const scores = data.scores || {};
-  const aggregated = scores.aggregated || scores.aggregatedScores || [];
-  if (aggregated.length) {
-    const prioritizers = scores.prioritizers || [];
-    parts.push(h("h2", {}, "Scores"), h("table", { "data-testid": "scores" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Cluster"), h("th", { scope: "col" }, "Score"),
-        prioritizers.map((p) => h("th", { scope: "col" }, `${p.name} (×${p.weight})`)))),
-      h("tbody", {}, aggregated.map((s) => h("tr", {}, h("td", {}, s.clusterName || s.cluster), h("td", {}, String(s.score)),
-        prioritizers.map((p) => h("td", {}, String((p.scores || {})[s.clusterName || s.cluster] ?? "-"))))))));
-  }
+  const aggregated = scores.aggregated || [];
+  const prioritizers = scores.prioritizers || [];
+  parts.push(h("h2", {}, "Scores"));
+  parts.push(aggregated.length ? h("table", { "data-testid": "scores" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Cluster"), h("th", { scope: "col" }, "Total"),
+      prioritizers.map((p) => h("th", { scope: "col" }, `${p.name} (weight ${p.weight})`)))),
+    h("tbody", {}, aggregated.slice(0, 200).map((s) => h("tr", {}, h("td", {}, s.clusterName), h("td", {}, String(s.score)),
+      prioritizers.map((p) => h("td", {}, String((p.scores || {})[s.clusterName] ?? "-")))))))
+    : h("p", { class: "note" }, "No cluster passed the filters."));
+  if (aggregated.length > 200) parts.push(h("p", { class: "note" }, `Showing the 200 highest of ${aggregated.length}.`));
   if (data.spread && data.spread.terms && data.spread.terms.length) {
     parts.push(h("h2", {}, "Spread"), data.spread.terms.map((t) => h("div", {},
-      h("h3", {}, `${t.topologyKeyType} ${t.topologyKey}: maxSkew ${t.maxSkew}, ${t.whenUnsatisfiable}` + (t.heldBack ? `, held back ${t.heldBack}` : "")),
-      h("table", {}, h("thead", {}, h("tr", {}, ["Topology", "Candidates", "Selected"].map((x) => h("th", { scope: "col" }, x)))),
+      h("h3", {}, `${t.topologyKeyType} ${t.topologyKey}: maxSkew ${t.maxSkew}, ${t.whenUnsatisfiable}` + (t.heldBack ? `, ${t.heldBack} held back` : "") +
+        (t.withoutKey ? `, ${t.withoutKey} without the key` : "")),
+      h("table", { "data-testid": "spread" }, h("thead", {}, h("tr", {}, ["Topology", "Candidates", "Selected"].map((x) => h("th", { scope: "col" }, x)))),
         h("tbody", {}, (t.topologies || []).map((top) => h("tr", {}, h("td", {}, (top.values || []).join(" / ")), h("td", {}, String(top.candidates)), h("td", {}, String(top.selected)))))))));
   }
   const missing = data.notSelected || [];
-  parts.push(h("h2", {}, `Not selected (${data.notSelectedTotal ?? missing.length})`));
+  parts.push(h("h2", {}, `Not selected (${data.notSelectedTotal})`));
   parts.push(missing.length ? h("table", { "data-testid": "not-selected" },
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Cluster"), h("th", { scope: "col" }, "Why"))),
-    h("tbody", {}, missing.map((m) => h("tr", {}, h("td", {}, m.cluster), h("td", {}, m.reason))))) : h("p", { class: "note" }, "Every known cluster is selected."));
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Cluster"), h("th", { scope: "col" }, "Stage"), h("th", { scope: "col" }, "Why"))),
+    h("tbody", {}, missing.map((m) => h("tr", { "data-cluster": m.name }, h("td", {}, m.name), h("td", {}, STAGES[m.stage] || m.stage), h("td", {}, m.reason)))))
+    : h("p", { class: "note" }, "Every known cluster is selected."));
+  if (data.notSelectedTotal > missing.length) parts.push(h("p", { class: "note" }, `Showing ${missing.length} of ${data.notSelectedTotal}.`));
   return parts;
 }
 
@@ -553,7 +579,7 @@ function drawFleet(data) {
     h("table", { "data-testid": "fleet" },
       h("thead", {}, h("tr", {}, ["Cluster", "Availability", "Labels", "Claims", "Taints", "Rollouts"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, clusters.map((c) => h("tr", { "data-cluster": c.name }, h("td", {}, c.name), h("td", {}, avail(c.available)),
-        h("td", {}, h("code", {}, kv(c.labels))), h("td", {}, (c.claims || []).map((x) => `${x.name}=${x.value}`).join(", ") || "-"),
+        h("td", {}, h("code", {}, kv(c.labels))), h("td", { class: "claims" }, (c.claims || []).map((x) => `${x.name}=${x.value}`).join(", ") || "-"),
         h("td", {}, (c.taints || []).map((t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`).join(", ") || "-"),
         h("td", {}, (c.rollouts || []).length ? (c.rollouts || []).map((r, i) => [i ? ", " : "", link(rolloutHref(r), (r.namespace ? r.namespace + "/" : "") + r.name)]) : "-"))))),
   ];
