@@ -32,8 +32,14 @@ expect = sync_api.expect
 
 ROLLOUT_TIMEOUT_MS = 90_000  # six clusters two at a time: about 25 s on an idle machine
 
-# Records, in the page, every state the chip of one cluster shows (whatever re-renders it).
-RECORD_CHIP_STATES = """cluster => {
+# Once a chip waits (ToApply), records in the page every state the chip of that cluster shows from
+# then on, whatever re-renders it; the last waiting chip is chosen (the latest wave: the longest wait).
+# Returns that cluster once chosen (a predicate for page.wait_for_function: it runs until then).
+FOLLOW_A_WAITING_CHIP = """() => {
+  if (window.__chipCluster) return window.__chipCluster;
+  const waiting = document.querySelectorAll('[data-testid=chip][data-state=ToApply]');
+  if (!waiting.length) return null;
+  const cluster = waiting[waiting.length - 1].getAttribute('data-cluster');
   window.__chipStates = [];
   const read = () => {
     const chip = document.querySelector(`[data-testid=chip][data-cluster="${cluster}"]`);
@@ -43,6 +49,8 @@ RECORD_CHIP_STATES = """cluster => {
   };
   read();
   new MutationObserver(read).observe(document.body, {subtree: true, childList: true, attributes: true});
+  window.__chipCluster = cluster;
+  return cluster;
 }"""
 
 
@@ -68,12 +76,9 @@ def confirm(page: Page, verb: str) -> None:
 def test_a_progressive_rollouts_chips_change_without_a_reload(page: Page, hub: DashboardHub) -> None:
     hub.apply(example("workset/rollback/web.yaml"))
     page.goto(hub.route("#/rollouts/mwrs/web/web"))
-    waiting = page.locator("[data-testid=chip][data-state=ToApply]").first
-    expect(waiting).to_be_visible()
-    cluster = waiting.get_attribute("data-cluster")
-    assert cluster
+    cluster = page.wait_for_function(FOLLOW_A_WAITING_CHIP).json_value()
+    assert isinstance(cluster, str) and cluster, cluster
     no_reload_marker(page)
-    page.evaluate(RECORD_CHIP_STATES, cluster)
 
     chip = page.locator(f"[data-testid=chip][data-cluster={cluster}]")
     expect(chip).to_have_attribute("data-state", "Progressing", timeout=ROLLOUT_TIMEOUT_MS)

@@ -118,8 +118,8 @@ def test_the_placement_page_shows_the_placements_decision_groups(page: Page, hub
     page.goto(hub.route(f"#/placements/{NS}/{PLACEMENT}"))
     placement = page.locator("[data-testid=placement]")
     expect(placement).to_contain_text(PLACEMENT)
-    expect(placement).to_contain_text("prod-canary-west")
-    expect(placement).to_contain_text("prod-canary-east")
+    expect(page.locator("main")).to_contain_text("prod-canary-west")
+    expect(page.locator("main")).to_contain_text("prod-canary-east")
     screenshot(page, "dashboard-placement.png")
 
 
