@@ -90,11 +90,13 @@ def test_up_records_its_endpoints_next_to_the_kubeconfig(tmp_path: Path) -> None
         endpoints_file = up.wait_kubeconfig().parent / "endpoints.json"
         endpoints = eventually(lambda: endpoints_file.exists() and json.loads(endpoints_file.read_text()),
                                message="endpoints.json")
-        assert set(endpoints) == {"hub", "kubeconfig", "fleetMetrics", "debug"}
+        assert set(endpoints) == {"hub", "kubeconfig", "fleetMetrics", "debug", "dashboard"}
         assert endpoints["kubeconfig"] == str(up.kubeconfig)
         assert re.fullmatch(r"https://127\.0\.0\.1:\d+", endpoints["hub"])
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/metrics", endpoints["fleetMetrics"])
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/debug/placements/NAMESPACE/NAME", endpoints["debug"])
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", endpoints["dashboard"])
+        assert f"dashboard: {endpoints['dashboard']}" in up.output()
         assert up.interrupt() == 0, up.output()
     finally:
         up.stop()

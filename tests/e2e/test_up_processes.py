@@ -55,6 +55,7 @@ def test_agents_and_each_controller_run_in_their_own_process_and_stop_with_up(
     for name in ("placement", "workset", "addon"):
         assert any(f"run --controllers {name} " in c and "--no-leader-elect" in c for c in commands), commands
     assert any("run --controllers none " in c and "--webhook-bind-address 127.0.0.1:" in c for c in commands), commands
+    assert any(" dashboard --kubeconfig " in c and "--address 127.0.0.1 --port " in c for c in commands), commands
     assert up.interrupt() == 0, up.output()
     assert not [pid for pid in procs if alive(pid)]
     assert "Traceback" not in up.output()
@@ -66,7 +67,7 @@ def test_a_killed_up_leaves_no_agent_or_controller_behind(start_up: Callable[...
     api = clusters_api(up.wait_kubeconfig())
     eventually(lambda: available_clusters(api) == ["cluster1"], message="cluster1 available")
     procs = children(up.process.pid)
-    assert len(procs) == 5, procs  # the agents, three controllers and the conversion webhook
+    assert len(procs) == 6, procs  # the agents, three controllers, the conversion webhook and the dashboard
     os.kill(up.process.pid, signal.SIGKILL)
     up.process.wait(10)
     deadline = time.monotonic() + 30

@@ -81,6 +81,13 @@ def test_every_package_in_the_tree_is_in_the_wheel(wheel: Path) -> None:
     assert expected and expected <= names
 
 
+def test_the_wheel_holds_the_dashboards_static_files(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    static = {f"ocm_rollout/cli/dashboard/static/{f.name}" for f in (REPO / "cli" / "dashboard" / "static").iterdir()}
+    assert {"ocm_rollout/cli/dashboard/static/index.html", "ocm_rollout/cli/dashboard/static/app.js"} <= static <= names
+
+
 def test_every_module_imports_through_the_package_name(installed: Path, tmp_path: Path) -> None:
     probe = """
 import importlib, pkgutil, sys

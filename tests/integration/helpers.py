@@ -22,7 +22,8 @@
   `STRESS_RUNS`: how many rounds the stress tests run.
 - `metric_sample(text, metric, **labels)`: one sample of a Prometheus text exposition.
 - `chart_rbac_report(records, controller)`: the hub's request records against what the Helm
-  chart grants that controller.
+  chart grants that controller; `chart_dashboard_rbac_report(records, read_only=...)`: against
+  what it grants the dashboard.
 """
 
 from __future__ import annotations
@@ -749,6 +750,34 @@ def chart_rbac_report(records: list[Any], controller: str) -> Any:
     ]  # fmt: skip
     requests = [Request(r.verb, r.group, r.resource, r.subresource or "") for r in records if r.resource]
     exempt = exempt_triples(load_catalog(CHART / "files" / "rbac.yaml"), [controller])
+    return check(requests, rules_from_objects(roles), exempt=exempt)
+
+
+def chart_dashboard_rbac_report(records: list[Any], *, read_only: bool) -> Any:
+    """The requests in ``records`` checked against the dashboard's ClusterRole as the chart
+    renders it with ``dashboard.readOnly=read_only``."""
+    import helm_python as helm
+
+    from ocm_rollout.controllers.runtime.rbac import (
+        Request,
+        check,
+        exempt_triples,
+        load_catalog,
+        rules_from_objects,
+    )
+    from tests.unit.helpers import template_objects
+
+    values = {"dashboard": {"enabled": True, "readOnly": read_only}}
+    with helm.Chart.load(CHART) as chart:
+        objects = template_objects(chart.render(chart.merge_values(values), name="ocm", namespace="default"))
+    roles = [
+        o for o in objects
+        if o["kind"] == "ClusterRole" and o["metadata"]["labels"].get("app.kubernetes.io/component") == "dashboard"
+    ]  # fmt: skip
+    assert len(roles) == 1, [o["metadata"]["name"] for o in roles]
+    requests = [Request(r.verb, r.group, r.resource, r.subresource or "") for r in records if r.resource]
+    parts = ["dashboard"] if read_only else ["dashboard", "dashboardActions"]
+    exempt = exempt_triples(load_catalog(CHART / "files" / "rbac.yaml"), parts)
     return check(requests, rules_from_objects(roles), exempt=exempt)
 
 

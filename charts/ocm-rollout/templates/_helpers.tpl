@@ -157,3 +157,13 @@ workConfig lists that are not empty. Its sha256 is the pod template's checksum/w
 
 {{/* Where the work configuration is mounted, and the file `ocm-rollout run --work-config` reads. */}}
 {{- define "ocm-rollout.workConfigDir" -}}/var/run/config/work{{- end }}
+
+{{/* The dashboard's Deployment, ClusterRole and ClusterRoleBinding name. */}}
+{{- define "ocm-rollout.dashboardName" -}}
+{{- printf "%s-dashboard" (include "ocm-rollout.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The dashboard's ServiceAccount: serviceAccount.name (else the full name) suffixed -dashboard. */}}
+{{- define "ocm-rollout.dashboardServiceAccountName" -}}
+{{- include "ocm-rollout.serviceAccountName" (dict "root" . "component" (dict "suffix" "-dashboard")) }}
+{{- end }}
