@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint venv lock clean
+.PHONY: up test lint venv lock clean screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,18 @@ up: $(STAMP)
 ## so a module's `up` or hub fixture starts once).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PYTEST_ARGS)
+
+## The dashboard's screenshots (docs/images/dashboard-*.png), taken by the browser tests that show
+## the list, a rollout and a placement (they need Chromium at /usr/bin/chromium).
+SCREENSHOT_TESTS := \
+	tests/browser/test_dashboard_tour.py::test_the_list_shows_the_tours_manifestworkreplicaset \
+	tests/browser/test_dashboard_tour.py::test_the_placement_page_shows_the_placements_decision_groups \
+	tests/browser/test_dashboard_rollouts.py::test_a_progressive_rollouts_chips_change_without_a_reload
+
+screenshots: $(STAMP)
+	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider \
+		-rs $(SCREENSHOT_TESTS) $(PYTEST_ARGS)
+	@ls -l docs/images/dashboard-*.png
 
 lint: $(STAMP)
 	$(BIN)/ruff check api client controllers sandbox cli tests bench
