@@ -28,7 +28,8 @@ test: $(STAMP)
 SCREENSHOT_TESTS := \
 	tests/browser/test_dashboard_tour.py::test_the_list_shows_the_tours_manifestworkreplicaset \
 	tests/browser/test_dashboard_tour.py::test_the_placement_page_shows_the_placements_decision_groups \
-	tests/browser/test_dashboard_rollouts.py::test_a_progressive_rollouts_chips_change_without_a_reload
+	tests/browser/test_dashboard_rollouts.py::test_a_progressive_rollouts_chips_change_without_a_reload \
+	tests/browser/test_dashboard_abort.py::test_a_bad_update_aborts_by_itself_and_the_page_names_the_failed_clusters
 
 screenshots: $(STAMP)
 	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider \

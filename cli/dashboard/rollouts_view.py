@@ -223,7 +223,9 @@ def _aborted_chip(chip: JSON, failed: str | None) -> None:
     """A chip of an aborted rollout: Failed with why when the abort names it; else, waiting for
     the aborted revision, it is marked aborted (it returns to, or stays on, the current one)."""
     if failed is not None:
-        chip.update(state=FAILED, reason=failed, detail="aborted, reverted")
+        kind, _, why = failed.partition(": ")  # "Failed: <why>" or "TimeOut"
+        state = TIME_OUT if kind == TIME_OUT else FAILED
+        chip.update(state=state, reason=why or f"{state} when the rollout was aborted", detail="aborted, reverted")
     elif chip["state"] == TO_APPLY:
         chip["detail"] = "aborted"
 

@@ -20,6 +20,7 @@ from tests.browser.conftest import (
     completed,
     condition,
     example,
+    screenshot,
     state_text,
     tab_until,
 )
@@ -86,6 +87,10 @@ def test_a_bad_update_aborts_by_itself_and_the_page_names_the_failed_clusters(pa
     for cluster in failed:
         item = failures.locator("li", has_text=re.compile(rf"\b{cluster}\b"))
         expect(item).to_contain_text("manifest unknown")
+        chip = page.locator(f"[data-testid=chip][data-cluster={cluster}]")
+        expect(chip).to_have_attribute("data-state", "Failed")
+        expect(chip).to_have_attribute("title", re.compile("manifest unknown"))
+    screenshot(page, "dashboard-aborted.png")
 
 
 def test_the_abort_button_stops_an_update_in_progress(page: Page, hub: DashboardHub) -> None:
