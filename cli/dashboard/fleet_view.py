@@ -32,8 +32,10 @@ from datetime import datetime
 from typing import Any
 
 from ocm_rollout.api import constants
+from ocm_rollout.cli.dashboard.fast_wire import obj as _obj
+from ocm_rollout.cli.dashboard.fast_wire import objs as _objs
 from ocm_rollout.cli.view.sim_view import natural_key
-from ocm_rollout.controllers.common.wire import as_mapping, as_str, format_time, parse_time
+from ocm_rollout.controllers.common.wire import as_str, format_time, parse_time
 from ocm_rollout.controllers.workset.workbuild import owner_for
 
 JSON = dict[str, Any]
@@ -219,16 +221,6 @@ def rollouts_by_cluster(
 # --------------------------------------------------------------------------------------------
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    """``value`` when it is an object, else an empty one (a fast path for plain dicts)."""
-    return value if type(value) is dict else as_mapping(value)
-
-
-def _objs(value: Any) -> list[Mapping[str, Any]]:
-    """The items of a list that are objects (none when ``value`` is not a list)."""
-    if type(value) is not list:
-        return []
-    return [item for item in value if type(item) is dict or isinstance(item, Mapping)]
 
 
 def _labels(metadata: Mapping[str, Any]) -> dict[str, str]:

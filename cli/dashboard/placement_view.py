@@ -32,11 +32,12 @@ from ocm_rollout.api import constants
 from ocm_rollout.api.cluster_v1beta1 import ClusterSelector, Placement, PlacementDecision
 from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from ocm_rollout.api.meta import InvalidObject, LabelSelectorRequirement, OCMObject, SelectorError
+from ocm_rollout.cli.dashboard.fast_wire import obj as _obj
+from ocm_rollout.cli.dashboard.fast_wire import objs as _objs
 from ocm_rollout.cli.view.sim_view import natural_key
 from ocm_rollout.controllers.common.quantity import QuantityError, approximate_float
 from ocm_rollout.controllers.common.wire import (
     as_list,
-    as_mapping,
     as_str,
     format_time,
     labels_of,
@@ -269,16 +270,6 @@ def cluster_view(obj: Mapping[str, Any]) -> ClusterView:
     )
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    """``as_mapping`` with a fast path for the dicts JSON decodes to (this runs per cluster)."""
-    return value if type(value) is dict else as_mapping(value)
-
-
-def _objs(value: Any) -> list[Mapping[str, Any]]:
-    """``mappings_in`` with a fast path for dicts."""
-    if type(value) is not list:
-        return []
-    return [item for item in value if type(item) is dict or isinstance(item, Mapping)]
 
 
 def _parse_all(model: type[T], objects: Iterable[Mapping[str, Any]], warnings: list[str]) -> list[T]:
