@@ -26,11 +26,19 @@ from ocm_rollout.api.constants import (
     ANNOTATION_ROLLOUT_RETRY,
     CONDITION_PLACEMENT_ROLLED_OUT,
     CONDITION_PROGRESSING,
+    ROLLOUT_TYPE_ALL,
 )
 from ocm_rollout.cli.view.sim_view import natural_key
 from ocm_rollout.controllers.addon import report as addon_report
 from ocm_rollout.controllers.addon.inputs import PlacementInput
-from ocm_rollout.controllers.common.wire import JSON, annotations_of, meta, parse_time
+from ocm_rollout.controllers.common.wire import (
+    JSON,
+    annotations_of,
+    mapping_at,
+    mappings_in,
+    meta,
+    parse_time,
+)
 from ocm_rollout.controllers.workset import report as work_report
 from ocm_rollout.controllers.workset.indexes import Forms
 from ocm_rollout.controllers.workset.rollback import breached_clusters
@@ -386,6 +394,16 @@ def addon_rollout(
                 "failuresTotal": len(failures),
             }
         )
+    listed = {p["name"] for p in shown}
+    for entry in mappings_in(mapping_at(cma, "spec", "installStrategy").get("placements")):
+        ns, ref = str(entry.get("namespace") or ""), str(entry.get("name") or "")
+        key = f"{ns}/{ref}"
+        if not ns or not ref or key in listed:
+            continue
+        found = placements.get((ns, ref))
+        missing = found is None or found.placement is None
+        strategy = mapping_at(entry, "rolloutStrategy").get("type") or ROLLOUT_TYPE_ALL
+        shown.append(_unplanned(key, ns, str(strategy), "Placement not found" if missing else "no decision yet"))
     name = str(meta(cma).get("name") or "")
     out: JSON = {
         "kind": "addon",
@@ -401,6 +419,15 @@ def addon_rollout(
     aborted = any(p["aborted"] is not None for p in shown)
     in_flight = any(p["counts"].get(s) for p in shown for s in (PROGRESSING, TO_APPLY, VALIDATING))
     return _finish(out, shown, aborted=aborted, paused=report.paused, rolled_out=not in_flight)
+
+
+def _unplanned(name: str, namespace: str, strategy: str, why: str) -> JSON:
+    """A placement of an add-on's install strategy that its rollout cannot plan yet, and why."""
+    return {
+        "name": name, "namespace": namespace, "strategy": strategy, "selected": 0, "error": why, "breach": False,
+        "promotion": "", "recheckAfter": None, "revision": "", "aborted": None, "condition": None, "groups": [],
+        "currentGroup": None, "counts": {}, "failures": [], "failuresTotal": 0,
+    }
 
 
 def list_row(rollout: Mapping[str, Any]) -> JSON:

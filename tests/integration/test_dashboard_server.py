@@ -185,3 +185,56 @@ async def test_pages_carry_a_content_security_policy_and_unknown_objects_are_404
             assert response.headers["X-Frame-Options"] == "DENY"
         status, answer = await page.get("api/rollouts/mwrs/nowhere/nothing")
         assert status == 404 and answer["error"] == 'ManifestWorkReplicaSet "nothing" not found in namespace "nowhere"'
+
+
+async def test_an_addon_rollout_is_listed_shown_and_paused_from_the_page(kubeconfig: Path, api_client: client.ApiClient, namespace: str) -> None:
+    api = client.CustomObjectsApi(api_client)
+    name = f"addon-{namespace}"
+    api.create_cluster_custom_object("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons", {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn", "metadata": {"name": name},
+        "spec": {"installStrategy": {"type": "Placements", "placements": [
+            {"name": "canary", "namespace": namespace, "rolloutStrategy": {"type": "Progressive", "progressive": {"maxConcurrency": 1}}},
+        ]}},
+    })
+    try:
+        async with dashboard(kubeconfig) as page:
+            _, overview = await page.get("api/overview")
+            assert f"addon/{name}" in [r["key"] for r in overview["rollouts"]]
+            status, found = await page.get(f"api/rollouts/addon/{name}")
+            assert status == 200 and [(p["name"], p["error"]) for p in found["placements"]] == [
+                (f"{namespace}/canary", "Placement not found")
+            ]
+            assert found["actions"]["pause"]["enabled"] and not found["actions"]["resume"]["enabled"]
+            status, answer = await page.act({"verb": "pause", "kind": "addon", "name": name})
+            assert (status, answer["message"]) == (200, f"clustermanagementaddon.addon.open-cluster-management.io/{name} paused")
+            stored = api.get_cluster_custom_object("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons", name)
+            assert stored["metadata"]["annotations"]["rollout.ocm-rollout.io/paused"] == "true"
+
+            async def shown_paused() -> Any:
+                _, found = await page.get(f"api/rollouts/addon/{name}")
+                return found["state"] == "Paused"
+
+            await until(shown_paused)
+    finally:
+        api.delete_cluster_custom_object("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons", name)
+
+
+async def test_kinds_the_hub_refuses_to_list_are_named_on_every_page(kubeconfig: Path, tmp_path: Path) -> None:
+    refused = tmp_path / "refused.kubeconfig"
+    text = kubeconfig.read_text()
+    refused.write_text(re.sub(r"token: \S+", "token: not-a-token", text))
+    server = Dashboard(Kube(load_client(str(refused))))
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    serving = asyncio.create_task(server.serve("127.0.0.1", 0, ready=ready.set_result))
+    try:
+        url = await asyncio.wait_for(ready, 10)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url + "api/overview") as response:
+                overview = await response.json()
+            async with session.get(url + "healthz") as response:
+                health = (response.status, await response.text())
+        assert "manifestworkreplicasets" in overview["unsynced"] and overview["rollouts"] == []
+        assert health[0] == 503 and "not listed yet: " in health[1]
+    finally:
+        server.stop.set()
+        await asyncio.wait_for(serving, 10)
