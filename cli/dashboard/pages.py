@@ -33,6 +33,9 @@ from ocm_rollout.controllers.workset.revisions import owned_by
 from ocm_rollout.controllers.workset.workbuild import belongs_to, owner_for
 
 MAX_AGE = 2.0
+# Pages kept at most (the rollouts and placements of a hub, and their expanded variants); past
+# it, the older half is forgotten.
+MAX_KEPT = 1000
 Clock = Callable[[], datetime]
 
 
@@ -62,6 +65,9 @@ class Pages:
         if kept is not None and kept.generations == generations and now - kept.at < MAX_AGE:
             return kept.value
         value = await asyncio.to_thread(compute)
+        if len(self._kept) >= MAX_KEPT:
+            for old in sorted(self._kept, key=lambda k: self._kept[k].at)[: MAX_KEPT // 2]:
+                del self._kept[old]
         self._kept[key] = _Kept(generations, now, value)
         return value
 
