@@ -263,8 +263,11 @@ def test_leader_that_loses_its_lease_stops_reconciling_at_once_then_reacquires(
 
     asyncio.run(usurp())
     wait_until(lambda: a.logged("leadership lost: stopping the operator now"), timeout=30, message="proc-a to stop acting")
-    stopped = len(a.logged("stopping the operator")) + len(a.logged("aborting the operator"))
-    assert stopped >= 1
+    # The operator's own stop is logged just after (the race CI once lost when checked at once).
+    wait_until(
+        lambda: a.logged("stopping the operator") or a.logged("aborting the operator"),
+        timeout=10, message="proc-a's operator to stop",
+    )
     # While the intruder's Lease is valid, proc-a's controller writes nothing.
     during = [f"during-{i}" for i in range(2)]
     create_placements(hub, during)
