@@ -1,0 +1,193 @@
+"""Benchmark: our placement controller against OCM's own, scheduling many Placements over a fleet,
+on the same local hub: time, CPU and memory.
+
+For each controller, on a fresh hub (``python -m ocm_rollout.sandbox.server`` in its own process):
+``--clusters`` ManagedClusters in one ManagedClusterSet (labels ``env`` and ``region``), bound to
+one namespace, and ``--placements`` Placements there, four kinds in turn: every cluster; ten of
+``env=prod``; fifty in decision groups of ten; every ``region=r1`` cluster. Then the controller
+starts, and the benchmark measures:
+
+- ``time``: from its start to every Placement's ``numberOfSelectedClusters`` as expected;
+- ``cpu``: its CPU seconds over that time;
+- ``peak RSS``: the highest resident memory sampled (every 50 ms) until then;
+- ``settled RSS``: its resident memory ``--settle`` seconds later, with nothing changing.
+
+Ours is ``ocm-rollout run --controllers placement``; OCM's is its ``placement controller`` binary
+built from OCM's source (``scripts/build-ocm-binaries.sh``; ``$OCM_BIN_DIR``, else ``.ocm-bin/``),
+skipped with a message when absent. The last lines give ours as a ratio of OCM's.
+
+    .venv/bin/python bench/placement_compare.py [--clusters 1000] [--placements 100] [--settle 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.mwrs import parallel, start, wait_file  # noqa: E402
+from bench.scale import sample  # noqa: E402
+from ocm_rollout.client.kube import (  # noqa: E402
+    JSON,
+    MANAGED_CLUSTER_SET_BINDINGS,
+    MANAGED_CLUSTER_SETS,
+    MANAGED_CLUSTERS,
+    NAMESPACES,
+    PLACEMENTS,
+)
+from tests.compat.ocm_binaries import binary, free_port  # noqa: E402
+from tests.integration.helpers import Api  # noqa: E402
+
+NS = "bench"
+SET = "fleet"
+SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+REGIONS = 5
+
+
+def cluster(i: int) -> JSON:
+    return {"metadata": {"name": f"cluster{i}", "labels": {
+        SET_LABEL: SET, "env": "prod" if i % 3 == 0 else "dev", "region": f"r{i % REGIONS}", "name": f"cluster{i}",
+    }}, "spec": {"hubAcceptsClient": True}}  # fmt: skip
+
+
+def placements(count: int, clusters: int) -> list[tuple[JSON, int]]:
+    """The Placements and how many clusters each must select."""
+    prod = sum(1 for i in range(1, clusters + 1) if i % 3 == 0)
+    region1 = sum(1 for i in range(1, clusters + 1) if i % REGIONS == 1)
+    out = []
+    for n in range(count):
+        kind = n % 4
+        spec: JSON = {"clusterSets": [SET]}
+        if kind == 0:
+            expected = clusters
+        elif kind == 1:
+            spec.update(numberOfClusters=10, predicates=[{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"env": "prod"}}}}])
+            expected = min(10, prod)
+        elif kind == 2:
+            spec.update(numberOfClusters=50, decisionStrategy={"groupStrategy": {"clustersPerDecisionGroup": 10}})
+            expected = min(50, clusters)
+        else:
+            spec["predicates"] = [{"requiredClusterSelector": {"labelSelector": {"matchLabels": {"region": "r1"}}}}]
+            expected = region1
+        out.append(({"metadata": {"name": f"p{n}", "namespace": NS}, "spec": spec}, expected))
+    return out
+
+
+def selected(client: Api, expected: dict[str, int]) -> bool:
+    for found in client.list(PLACEMENTS, NS):
+        name = found["metadata"]["name"]
+        if (found.get("status") or {}).get("numberOfSelectedClusters") != expected[name]:
+            return False
+    return True
+
+
+def controller_command(which: str, kubeconfig: Path) -> list[str] | None:
+    if which == "ours":
+        return [sys.executable, "-m", "ocm_rollout.cli", "run", "--controllers", "placement", "--kubeconfig", str(kubeconfig),
+                "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", "0", "--debug-bind-address", "0",
+                "--log-level", "warning"]
+    path = binary("placement")
+    if path is None:
+        return None
+    return [str(path), "controller", f"--kubeconfig={kubeconfig}", f"--listen=127.0.0.1:{free_port()}",
+            "--namespace=open-cluster-management-hub", "--disable-leader-election"]
+
+
+def one_run(which: str, clusters: int, count: int, settle: float, timeout: float) -> dict[str, float] | None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        kubeconfig = tmp / "kubeconfig"
+        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig)],
+                    tmp / "hub.log")
+        controller: subprocess.Popen[bytes] | None = None
+        try:
+            wait_file(kubeconfig, hub, "the local hub")
+            command = controller_command(which, kubeconfig)
+            if command is None:
+                print("OCM's placement binary is absent: build it with scripts/build-ocm-binaries.sh (or set OCM_BIN_DIR)")
+                return None
+            client = Api(str(kubeconfig), pool=32)
+            for ns in (NS, "open-cluster-management-hub"):
+                client.create(NAMESPACES, {"metadata": {"name": ns}})
+            client.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": SET}, "spec": {}})
+            client.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": SET, "namespace": NS}, "spec": {"clusterSet": SET}}, NS)
+            with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                parallel(pool, [lambda i=i: client.create(MANAGED_CLUSTERS, cluster(i)) for i in range(1, clusters + 1)])
+                wanted = placements(count, clusters)
+                parallel(pool, [lambda p=p: client.create(PLACEMENTS, p, NS) for p, _ in wanted])
+            expected = {p["metadata"]["name"]: n for p, n in wanted}
+            env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+            started = time.monotonic()
+            controller = subprocess.Popen(command, cwd=REPO, env={**env, "PYTHONUNBUFFERED": "1"},
+                                          stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT)
+            peak = 0.0
+            next_check = 0.0
+            while True:
+                now = time.monotonic()
+                if now - started > timeout:
+                    raise SystemExit(f"{which}: not every placement scheduled in {timeout}s; see the log")
+                if controller.poll() is not None:
+                    raise SystemExit(f"{which}: the controller exited with {controller.returncode}:\n"
+                                     + (tmp / "controller.log").read_text()[-2000:])
+                found = sample(controller.pid).get(controller.pid)
+                if found is not None:
+                    peak = max(peak, found.rss / 2**20)
+                if now >= next_check:
+                    if selected(client, expected):
+                        break
+                    next_check = now + 0.25
+                time.sleep(0.05)
+            elapsed = time.monotonic() - started
+            cpu = sample(controller.pid)[controller.pid].cpu
+            settle_end = time.monotonic() + settle
+            while time.monotonic() < settle_end:
+                found = sample(controller.pid).get(controller.pid)
+                if found is not None:
+                    peak = max(peak, found.rss / 2**20)
+                time.sleep(0.1)
+            settled = sample(controller.pid)[controller.pid].rss / 2**20
+            return {"time": elapsed, "cpu": cpu, "peak": peak, "settled": settled}
+        finally:
+            if controller is not None:
+                controller.terminate()
+                try:
+                    controller.wait(30)
+                except subprocess.TimeoutExpired:
+                    controller.kill()
+            hub.terminate()
+            hub.wait(30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clusters", type=int, default=1000)
+    parser.add_argument("--placements", type=int, default=100)
+    parser.add_argument("--settle", type=float, default=10.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--controllers", default="ours,ocm", help="comma-separated: ours, ocm")
+    args = parser.parse_args()
+    results: dict[str, dict[str, float]] = {}
+    print(f"{args.placements} Placements over {args.clusters} clusters")
+    print(f"{'controller':<10} {'time s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'settled RSS MB':>15}")
+    for which in args.controllers.split(","):
+        found = one_run(which.strip(), args.clusters, args.placements, args.settle, args.timeout)
+        if found is None:
+            continue
+        results[which] = found
+        print(f"{which:<10} {found['time']:>8.2f} {found['cpu']:>8.2f} {found['peak']:>12.1f} {found['settled']:>15.1f}")
+    if "ours" in results and "ocm" in results:
+        ours, ocm = results["ours"], results["ocm"]
+        print("ours / OCM: " + ", ".join(f"{k} {ours[k] / ocm[k]:.2f}x" for k in ("time", "cpu", "peak", "settled")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
