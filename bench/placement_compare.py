@@ -128,6 +128,12 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
             started = time.monotonic()
             controller = subprocess.Popen(command, cwd=REPO, env={**env, "PYTHONUNBUFFERED": "1"},
                                           stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT)
+            profile = os.environ.get("BENCH_PYSPY")  # a file: py-spy records ours there (folded stacks)
+            spy = None
+            if profile and which == "ours":
+                spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "-o", profile,
+                                        "--pid", str(controller.pid), "--duration", "30", "--nonblocking"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             peak = 0.0
             next_check = 0.0
             while True:
@@ -154,6 +160,8 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
                     peak = max(peak, found.rss / 2**20)
                 time.sleep(0.1)
             settled = sample(controller.pid)[controller.pid].rss / 2**20
+            if spy is not None:
+                spy.wait(60)
             return {"time": elapsed, "cpu": cpu, "peak": peak, "settled": settled}
         finally:
             if controller is not None:
