@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
 
 from kubernetes.client import ApiClient
@@ -51,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, metavar="P", help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})"
     )
+    parser.add_argument(
+        "--listen-fd", type=int, default=None, metavar="FD",
+        help="serve on this inherited listening socket instead of binding --address/--port (how `up` runs it)",
+    )
     parser.add_argument("--read-only", action="store_true", help="show no action and refuse every state-changing request")
     parser.add_argument("--log-level", default="warning", choices=runtime_logging.LEVELS, help="(default: warning)")
     parser.set_defaults(func=main)
@@ -81,6 +86,14 @@ async def _serve(kube: Kube, args: argparse.Namespace) -> int:
     from ocm_rollout.cli.dashboard.security import is_loopback
     from ocm_rollout.cli.dashboard.server import Dashboard
 
+    listening = None
+    if args.listen_fd is not None:
+        try:
+            listening = socket.socket(fileno=args.listen_fd)
+        except OSError as exc:
+            print(f"ocm-rollout dashboard: error: --listen-fd {args.listen_fd}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        args.address = str(listening.getsockname()[0])
     loopback = is_loopback(args.address)
     if not loopback:
         print(
@@ -97,7 +110,7 @@ async def _serve(kube: Kube, args: argparse.Namespace) -> int:
         print(f"dashboard: {url}" + ("  (read-only)" if args.read_only else ""), flush=True)
 
     try:
-        await dashboard.serve(args.address, args.port, ready=ready)
+        await dashboard.serve(args.address, args.port, ready=ready, sock=listening)
     except OSError as exc:
         print(f"ocm-rollout dashboard: error: cannot listen on {args.address}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,8 @@ and add-on rollouts and placements: redrawn in place on a terminal, one line per
 It is computed incrementally and at a bounded rate, so it stays a small share of this process.
 
 - unless ``--no-dashboard``, the browser dashboard (``ocm-rollout dashboard``) on 127.0.0.1, port
-  ``--dashboard-port`` (default 3100, or a free one when that is taken); the banner prints its URL;
+  ``--dashboard-port`` (default 3100, or a free one when that is taken), on a socket ``up`` binds and
+  the child inherits (no other process can take the port in between); the banner prints its URL;
 
 The banner's URLs are also written, as JSON, to ``endpoints.json`` next to the kubeconfig
 (``hub``, ``kubeconfig``, ``fleetMetrics``, ``dashboard`` and, with the placement controller,
@@ -249,17 +250,27 @@ def _listen_ports(requests: Sequence[tuple[str, int]]) -> dict[str, int]:
     return ports
 
 
-def _dashboard_port(requested: int | None) -> int:
-    """``--dashboard-port``: as given (0: a free one); unset: DASHBOARD_PORT, or a free one when
-    something else listens there (two hubs on one machine both start)."""
-    if requested is not None:
-        return requested
-    try:
-        _listen_ports([("--dashboard-port", DASHBOARD_PORT)])
-    except PortError:
-        log.info("port %s is taken: the dashboard listens on a free one", DASHBOARD_PORT)
-        return 0
-    return DASHBOARD_PORT
+def dashboard_socket(requested: int | None) -> socket.socket:
+    """The dashboard's listening socket on loopback, bound here and handed to its child process
+    (so no other process can take the port in between): ``--dashboard-port`` as given (0: a free
+    one); unset: DASHBOARD_PORT, or a free one when something else listens there (two hubs on
+    one machine both start). Raises ``PortError`` naming the flag."""
+    candidates = [requested] if requested is not None else [DASHBOARD_PORT, 0]
+    for port in candidates:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((LOOPBACK, port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            if port == candidates[-1]:
+                raise PortError(f"--dashboard-port: cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
+            log.info("port %s is taken: the dashboard listens on a free one", port)
+            continue
+        sock.set_inheritable(True)
+        return sock
+    raise AssertionError("unreachable")
 
 
 def write_endpoints(directory: Path, endpoints: dict[str, str]) -> Path:
@@ -300,10 +311,11 @@ def _controller_argv(
     )
 
 
-def _dashboard_argv(kubeconfig: Path, port: int, log_level: str) -> list[str]:
-    """``ocm-rollout dashboard`` against the local hub, on loopback."""
+def _dashboard_argv(kubeconfig: Path, listening: int, log_level: str) -> list[str]:
+    """``ocm-rollout dashboard`` against the local hub, serving the loopback socket ``up`` bound
+    (its file descriptor ``listening``, inherited)."""
     return python_module(
-        "ocm_rollout.cli", "dashboard", "--kubeconfig", str(kubeconfig), "--address", LOOPBACK, "--port", str(port),
+        "ocm_rollout.cli", "dashboard", "--kubeconfig", str(kubeconfig), "--listen-fd", str(listening),
         "--log-level", log_level,
     )
 
@@ -326,10 +338,9 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
 
 async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, output: TextIO | None) -> int:
     wanted = [("--debug-port", args.debug_port)] if names else []
-    if not args.no_dashboard:
-        wanted.append(("--dashboard-port", _dashboard_port(args.dashboard_port)))
     try:
         ports = _listen_ports([*wanted, ("--fleet-metrics-port", args.fleet_metrics_port)])
+        listening = None if args.no_dashboard else dashboard_socket(args.dashboard_port)
     except PortError as exc:
         print(f"ocm-rollout up: error: {exc}", file=sys.stderr)
         return 1
@@ -359,7 +370,7 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     try:
         _written(hub, kubeconfig)
         debug = _debug_line(debug_address, names)
-        dashboard = None if args.no_dashboard else f"http://{LOOPBACK}:{ports['--dashboard-port']}/"
+        dashboard = None if listening is None else f"http://{LOOPBACK}:{listening.getsockname()[1]}/"
         banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics, dashboard)
         endpoints = {"hub": hub.url, "kubeconfig": str(kubeconfig), "fleetMetrics": fleet_metrics}
         if debug is not None:
@@ -376,8 +387,9 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
             converter.child(kubeconfig, args.log_level),
             *_children(args, names, kubeconfig, debug_address, fleet_metrics_port),
         ]
-        if dashboard is not None:
-            children.append(Child("the dashboard", _dashboard_argv(kubeconfig, ports["--dashboard-port"], args.log_level)))
+        if listening is not None:
+            fd = listening.fileno()
+            children.append(Child("the dashboard", _dashboard_argv(kubeconfig, fd, args.log_level), pass_fds=(fd,)))
         for child in children:
             await child.start(output)
         if not args.no_view:
@@ -388,6 +400,8 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     finally:
         stop.set()
         await stop_all(children)
+        if listening is not None:
+            listening.close()
         if view_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(view_task), SHUTDOWN_TIMEOUT_SECONDS)

@@ -58,6 +58,8 @@ class Child:
     argv: list[str]
     process: asyncio.subprocess.Process | None = field(default=None, repr=False)
     stopping: bool = False
+    # File descriptors the child inherits (e.g. a listening socket ``up`` bound for it).
+    pass_fds: tuple[int, ...] = ()
 
     async def start(self, output: IO[Any] | None) -> None:
         self.process = await asyncio.create_subprocess_exec(
@@ -67,6 +69,7 @@ class Child:
             stderr=output,
             start_new_session=True,
             preexec_fn=_parent_death_hook(),
+            pass_fds=self.pass_fds,
         )
 
     async def wait(self) -> int:

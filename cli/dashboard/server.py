@@ -24,6 +24,7 @@ import contextlib
 import html
 import json
 import logging
+import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -251,11 +252,14 @@ class Dashboard:
         return _json({"message": message})
 
     # -- running ---------------------------------------------------------------------------------
-    async def serve(self, address: str, port: int, *, ready: Callable[[str], None] | None = None) -> None:
-        """Serve until ``self.stop`` is set; ``ready`` gets the URL once listening."""
+    async def serve(
+        self, address: str, port: int, *, ready: Callable[[str], None] | None = None, sock: socket.socket | None = None
+    ) -> None:
+        """Serve until ``self.stop`` is set (on ``sock`` when given, a listening socket bound
+        by the caller, else on ``address:port``); ``ready`` gets the URL once listening."""
         runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, address, port)
+        site: web.BaseSite = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, address, port)
         watching = asyncio.create_task(self.store.run(self.stop), name="dashboard-store")
         try:
             await site.start()

@@ -55,7 +55,7 @@ def test_agents_and_each_controller_run_in_their_own_process_and_stop_with_up(
     for name in ("placement", "workset", "addon"):
         assert any(f"run --controllers {name} " in c and "--no-leader-elect" in c for c in commands), commands
     assert any("run --controllers none " in c and "--webhook-bind-address 127.0.0.1:" in c for c in commands), commands
-    assert any(" dashboard --kubeconfig " in c and "--address 127.0.0.1 --port " in c for c in commands), commands
+    assert any(" dashboard --kubeconfig " in c and "--listen-fd " in c for c in commands), commands
     assert up.interrupt() == 0, up.output()
     assert not [pid for pid in procs if alive(pid)]
     assert "Traceback" not in up.output()
