@@ -84,6 +84,12 @@ class Pages:
             decisions[ref_name] = self.store.decisions_of(namespace, ref_name)
         return works, placements, decisions
 
+    def _decisions_by_ref(self, mwrs: JSON) -> dict[str, list[JSON]]:
+        """The decision pages of each placementRef (no works read: the actions need only these)."""
+        namespace = str(meta(mwrs).get("namespace") or "")
+        names = [str((r or {}).get("name") or "") for r in (mwrs.get("spec") or {}).get("placementRefs") or []]
+        return {name: self.store.decisions_of(namespace, name) for name in names}
+
     async def mwrs_core(self, mwrs: JSON, expand: rollouts_view.Expand = ()) -> JSON:
         found = meta(mwrs)
         namespace, name = str(found.get("namespace") or ""), str(found.get("name") or "")
@@ -153,7 +159,7 @@ class Pages:
         if mwrs is None:
             return None
         out = dict(await self.mwrs_core(mwrs, expand))
-        _, _, decisions = self._mwrs_inputs(mwrs)
+        decisions = self._decisions_by_ref(mwrs)
         revisions = self.revisions_of(mwrs)
         out["history"] = history_view.history(mwrs, revisions)
         out["events"] = rollouts_view.events_json(self.store.events_of("ManifestWorkReplicaSet", namespace, name))
