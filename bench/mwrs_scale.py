@@ -114,7 +114,7 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float]]
             rollout(client, controller.pid, "bench-warmup", {"type": "All"}, "total", 1, args.timeout, args.settle)
             if args.profile:
                 out = Path(args.profile) / f"mwrs-{n}.folded"
-                spy = subprocess.Popen(["py-spy", "record", "-f", "raw", "-r", "50", "-o", str(out), "--pid",
+                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-f", "raw", "-r", "50", "-o", str(out), "--pid",
                                         str(controller.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
 

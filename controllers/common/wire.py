@@ -147,6 +147,13 @@ def labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
+def label_of(obj: Mapping[str, Any], key: str) -> str | None:
+    """``labels_of(obj).get(key)`` without copying the labels (for loops over many objects)."""
+    value = meta(obj).get("labels")
+    found = value.get(key) if isinstance(value, Mapping) else None
+    return None if found is None else str(found)
+
+
 def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
     value = meta(obj).get("annotations")
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}

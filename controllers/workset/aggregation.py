@@ -32,7 +32,6 @@ from ocm_rollout.api.constants import (
     CONDITION_MANIFESTWORK_APPLIED,
     CONDITION_PLACEMENT_ROLLED_OUT,
     CONDITION_PLACEMENT_VERIFIED,
-    LABEL_PLACEMENT_NAME,
     REASON_AS_EXPECTED,
     REASON_CLUSTER_NAMESPACE_NOT_FOUND,
     REASON_COMPLETE,
@@ -44,15 +43,12 @@ from ocm_rollout.api.constants import (
     REASON_PLACEMENT_DECISION_NOT_FOUND,
     REASON_PROCESSING,
     REASON_PROGRESSING,
-    WORK_CONDITION_APPLIED,
-    WORK_CONDITION_AVAILABLE,
-    WORK_CONDITION_DEGRADED,
-    WORK_CONDITION_PROGRESSING,
 )
 from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
-from ocm_rollout.controllers.common.wire import JSON, is_deleting, labels_of
+from ocm_rollout.controllers.common.wire import JSON, is_deleting
 from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, applied_message, apply_failures
 from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
+from ocm_rollout.controllers.workset.work_memo import COUNTED, DIRECT, WorkMemo
 
 SUMMARY_KEYS = ("total", "progressing", "available", "degraded", "applied", "desiredTotal", "updated")
 # The revision fields of status (OCM enhancement 229; ocm_rollout.controllers.workset.rollback decides them).
@@ -161,29 +157,16 @@ def failure_reason(failures: Sequence[WriteFailure]) -> str:
 # ------------------------------------------------------------------------------------------
 
 
-def count_work_conditions(works: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def count_work_conditions(works: Iterable[Mapping[str, Any]], memo: WorkMemo = DIRECT) -> dict[str, int]:
     """Per-work conditions that are True, regardless of observedGeneration (docs/behaviour/mwrs.md 6)."""
-    counts = {"applied": 0, "progressing": 0, "available": 0, "degraded": 0}
-    names = {
-        WORK_CONDITION_APPLIED: "applied",
-        WORK_CONDITION_PROGRESSING: "progressing",
-        WORK_CONDITION_AVAILABLE: "available",
-        WORK_CONDITION_DEGRADED: "degraded",
-    }
+    totals = [0, 0, 0, 0]
     for work in works:
-        status = work.get("status")
-        conds = status.get("conditions") if isinstance(status, Mapping) else None
-        seen: set[str] = set()
-        for cond in conds or ():
-            if not isinstance(cond, Mapping):
-                continue
-            key = names.get(str(cond.get("type")))
-            if key is None or key in seen:
-                continue
-            seen.add(key)
-            if cond.get("status") == "True":
-                counts[key] += 1
-    return counts
+        applied, progressing, available, degraded = memo.condition_counts(work)
+        totals[0] += applied
+        totals[1] += progressing
+        totals[2] += available
+        totals[3] += degraded
+    return dict(zip(COUNTED, totals, strict=True))
 
 
 @dataclass
@@ -205,8 +188,10 @@ def build_status(
     is_current: Callable[[JSON], bool],
     now: datetime,
     namespace: str = "",
+    memo: WorkMemo = DIRECT,
 ) -> StatusResult:
-    """The new ``status`` of the MWRS after the deploy step and the status step."""
+    """The new ``status`` of the MWRS after the deploy step and the status step (``memo`` keeps
+    what each work counts for between passes; by default derived afresh)."""
     old = dict(old_status or {})
     conditions = _old_conditions(old)
     if plan.missing_placement is not None:
@@ -285,18 +270,18 @@ def build_status(
         for work in works:
             if is_deleting(work) or not is_current(work):
                 continue
-            placement = labels_of(work).get(LABEL_PLACEMENT_NAME)
+            placement = memo.place(work)[1]
             if placement is not None:
                 by_placement.setdefault(placement, []).append(work)
         for entry in entries:
             counted.extend(by_placement.get(entry["name"], ()))
-            counts = count_work_conditions(by_placement.get(entry["name"], ()))
+            counts = count_work_conditions(by_placement.get(entry["name"], ()), memo)
             entry["summary"].update(counts)
             for key, value in counts.items():
                 summary[key] += value
 
     # Improvement 9: works that failed to apply are named in the message, whatever the reason.
-    result.apply_failures = apply_failures(counted)
+    result.apply_failures = apply_failures(counted, memo.apply_failure)
     not_applied = applied_message(result.apply_failures, count)
     if failures:
         set_status_condition(

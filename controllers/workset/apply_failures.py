@@ -13,7 +13,7 @@ Pure: no I/O, no clock; works are the stored JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -126,11 +126,15 @@ def work_apply_failure(work: Mapping[str, Any]) -> ApplyFailure | None:
     )
 
 
-def apply_failures(works: Iterable[Mapping[str, Any]]) -> list[ApplyFailure]:
-    """The apply failures of ``works``, one per cluster (the first work listed wins), by cluster."""
+def apply_failures(
+    works: Iterable[Mapping[str, Any]],
+    failure_of: Callable[[Mapping[str, Any]], ApplyFailure | None] = work_apply_failure,
+) -> list[ApplyFailure]:
+    """The apply failures of ``works``, one per cluster (the first work listed wins), by cluster
+    (``failure_of`` may give each work's from a memo)."""
     found: dict[str, ApplyFailure] = {}
     for work in works:
-        failure = work_apply_failure(work)
+        failure = failure_of(work)
         if failure is not None:
             found.setdefault(failure.cluster, failure)
     return [found[c] for c in sorted(found)]

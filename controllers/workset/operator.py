@@ -33,7 +33,7 @@ from ocm_rollout.client.kube import (
     PLACEMENT_DECISIONS,
     PLACEMENTS,
 )
-from ocm_rollout.controllers.common.wire import annotations_of, labels_of, meta, name_of, namespace_of
+from ocm_rollout.controllers.common.wire import annotations_of, label_of, meta, name_of, namespace_of
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.rollout.reservations import Reservations
@@ -51,6 +51,7 @@ from ocm_rollout.controllers.workset.indexes import ByOwner, Forms, OwnerKeys
 from ocm_rollout.controllers.workset.plan import DeployPlan
 from ocm_rollout.controllers.workset.revisions_io import RevisionsIO
 from ocm_rollout.controllers.workset.steps import Pass
+from ocm_rollout.controllers.workset.work_memo import WorkMemo
 from ocm_rollout.controllers.workset.workbuild import Owner, owner_for
 from ocm_rollout.controllers.workset.works_io import WorksIO
 from ocm_rollout.controllers.workset.works_io import failure_kind as _failure_kind
@@ -98,7 +99,7 @@ def _key(obj: JSON) -> str:
 
 def _ttl_keys(event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
     """A finished work that no MWRS owns, to the TTL queue."""
-    if labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET) is not None or event_type == "DELETED":
+    if label_of(obj, LABEL_MANIFESTWORK_REPLICASET) is not None or event_type == "DELETED":
         return []
     return [_key(obj)] if ttl.ttl_seconds(obj) is not None else []
 
@@ -115,6 +116,7 @@ class WorksetController:
         self.works_by_owner = ByOwner()
         self.revisions_by_owner = ByOwner()
         self.forms = Forms()
+        self.memo = WorkMemo()
         self.queue = runtime.queue(
             "workset", self.reconcile, retry_base=RETRY_BASE_SECONDS, retry_max=RETRY_MAX_SECONDS
         )
@@ -149,14 +151,16 @@ class WorksetController:
             self.owners.put(_key(obj), owner_for(namespace_of(obj), name_of(obj)).label_value)
 
     def on_work(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
-        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
+        value = label_of(obj, LABEL_MANIFESTWORK_REPLICASET)
         deleted = event_type == "DELETED"
         self.works_by_owner.update((namespace_of(obj), name_of(obj)), value, obj, deleted=deleted)
         if deleted:
-            self.forms.works.pop(str(meta(obj).get("uid") or ""), None)
+            uid = str(meta(obj).get("uid") or "")
+            self.forms.works.pop(uid, None)
+            self.memo.forget(uid)
 
     def on_revision(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
-        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
+        value = label_of(obj, LABEL_MANIFESTWORK_REPLICASET)
         deleted = event_type == "DELETED"
         self.revisions_by_owner.update((namespace_of(obj), name_of(obj)), value, obj, deleted=deleted)
         if deleted and value is not None:
@@ -164,7 +168,7 @@ class WorksetController:
 
     # -- triggers (watch events only; docs/behaviour/mwrs.md 2) -----------------------------------------------
     def work_keys(self, _event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
-        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
+        value = label_of(obj, LABEL_MANIFESTWORK_REPLICASET)
         if value is None:
             return []
         keys = sorted(self.owners.of(value))
@@ -176,7 +180,7 @@ class WorksetController:
         return [key for key in keys if key.replace("/", ".", 1) == full]
 
     def revision_keys(self, _event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
-        value = labels_of(obj).get(LABEL_MANIFESTWORK_REPLICASET)
+        value = label_of(obj, LABEL_MANIFESTWORK_REPLICASET)
         if value is None:
             return []
         return [key for key in sorted(self.owners.of(value)) if key.partition("/")[0] == namespace_of(obj)]
@@ -185,7 +189,7 @@ class WorksetController:
         return self._referencing(namespace_of(obj), name_of(obj))
 
     def decision_keys(self, _event_type: str, obj: JSON, _previous: JSON | None) -> list[str]:
-        placement = labels_of(obj).get(LABEL_PLACEMENT)
+        placement = label_of(obj, LABEL_PLACEMENT)
         return [] if placement is None else self._referencing(namespace_of(obj), placement)
 
     def _referencing(self, namespace: str, placement: str) -> list[str]:

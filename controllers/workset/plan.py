@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from ocm_rollout.api.constants import (
-    LABEL_PLACEMENT_NAME,
     ROLLOUT_TYPE_ALL,
 )
 from ocm_rollout.controllers.common.decisions import (
@@ -30,10 +29,8 @@ from ocm_rollout.controllers.common.wire import (
     JSON,
     annotations_of,
     is_deleting,
-    labels_of,
     meta,
     name_of,
-    namespace_of,
 )
 from ocm_rollout.controllers.rollout.checks.promotion import (
     Promotion,
@@ -56,11 +53,9 @@ from ocm_rollout.controllers.workset.status_mapping import (
     SUCCEEDED,
     TIME_OUT,
     WorkRolloutStatus,
-    revision_start,
-    rollout_status,
 )
 from ocm_rollout.controllers.workset.template import TemplateComparer
-from ocm_rollout.controllers.workset.verified import verified_status
+from ocm_rollout.controllers.workset.work_memo import DIRECT, WorkMemo
 from ocm_rollout.controllers.workset.workbuild import (
     Owner,
     desired_metadata,
@@ -214,6 +209,7 @@ def plan_deploy(
     max_new_reservations: int = MAX_NEW_PER_PASS,
     revision_hash: str | None = None,
     verify: bool = False,
+    memo: WorkMemo = DIRECT,
 ) -> DeployPlan:
     """Plan the deploy step of ``mwrs``.
 
@@ -223,7 +219,8 @@ def plan_deploy(
     reservation record on the MWRS: reserved clusters without a current work count as in flight
     and are written (under their reserved name); at most ``max_new_reservations`` new widening
     writes are planned (the rest are counted in ``deferred``). ``verify`` (the update revision's
-    plan) applies the strategies' validation (``verified``) and promotion gates.
+    plan) applies the strategies' validation (``verified``) and promotion gates. ``memo`` keeps
+    each work's rollout status between passes (``work_memo``; by default derived afresh).
     """
     spec = mwrs.get("spec") or {}
     template = spec.get("manifestWorkTemplate") or {}
@@ -246,14 +243,12 @@ def plan_deploy(
     # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
     by_pair: dict[tuple[str, str], list[JSON]] = {}
     for work in works:
-        placement = labels_of(work).get(LABEL_PLACEMENT_NAME)
+        cluster, placement = memo.place(work)
         if placement is None or placement not in ref_names:
             if not is_deleting(work):
-                result.stale_deletes.append(
-                    WorkDelete(namespace_of(work), name_of(work), placement, "placementRef removed")
-                )
+                result.stale_deletes.append(WorkDelete(cluster, name_of(work), placement, "placementRef removed"))
             continue
-        by_pair.setdefault((namespace_of(work), placement), []).append(work)
+        by_pair.setdefault((cluster, placement), []).append(work)
     by_placement: dict[str, dict[str, JSON]] = {}
     for (cluster, placement), group in sorted(by_pair.items()):
         keeper = _pick_keeper(group, is_current) if len(group) > 1 else group[0]
@@ -285,6 +280,7 @@ def plan_deploy(
             revision_hash=revision_hash,
             verify=verify,
             promotions=promotions,
+            memo=memo,
         )
         if ref_plan.promotion is not None:
             ref_plan.promotion_problem = promotions_problem
@@ -319,6 +315,7 @@ def _plan_ref(
     revision_hash: str | None = None,
     verify: bool = False,
     promotions: Mapping[str, Promotion] | None = None,
+    memo: WorkMemo = DIRECT,
 ) -> RefPlan:
     name = str(ref.get("name") or "")
     selected, group_count = placement_counts(placement)
@@ -328,8 +325,7 @@ def _plan_ref(
     for cluster, work in works.items():
         if is_current(work):
             plan.current[cluster] = work
-            status = rollout_status(work, revision_start(work))
-            plan.statuses[cluster] = verified_status(work, status) if plan.verifies else status
+            plan.statuses[cluster] = memo.verified_status(work) if plan.verifies else memo.rollout_status(work)
     try:
         groups = decision_groups(decision_pages)
     except DecisionGroupError as exc:

@@ -20,6 +20,7 @@ from ocm_rollout.controllers.workset import rollback
 from ocm_rollout.controllers.workset.history import HistoryStep
 from ocm_rollout.controllers.workset.plan import DeployPlan, plan_deploy
 from ocm_rollout.controllers.workset.rollback import RollbackDecision
+from ocm_rollout.controllers.workset.work_memo import DIRECT, WorkMemo
 from ocm_rollout.controllers.workset.workbuild import Owner
 
 
@@ -38,6 +39,7 @@ class PlanInputs:
     decisions: Mapping[str, Sequence[JSON]]
     record: Reservations
     now: datetime
+    memo: WorkMemo = DIRECT  # each work's rollout status, kept between passes
 
     @property
     def spec(self) -> JSON:
@@ -68,6 +70,7 @@ def _plan(
         reserved=inputs.record,
         revision_hash=revision,
         verify=verify,
+        memo=inputs.memo,
     )
 
 

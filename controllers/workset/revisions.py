@@ -29,7 +29,7 @@ from typing import Any
 
 from ocm_rollout.api.constants import LABEL_CONTROLLER_HASH, LABEL_MANIFESTWORK_REPLICASET
 from ocm_rollout.api.work_v1alpha1 import API_VERSION as MWRS_API_VERSION
-from ocm_rollout.controllers.common.wire import JSON, annotations_of, is_deleting, labels_of, meta, name_of
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, is_deleting, label_of, meta, name_of
 
 CONTROLLER_REVISION_API_VERSION = "apps/v1"
 # On a revision brought back by an undo: the numbers it had before, comma-separated, oldest first.
@@ -104,7 +104,7 @@ def template_of(revision: Mapping[str, Any]) -> JSON | None:
 
 def hash_of(obj: Mapping[str, Any]) -> str | None:
     """The controller-hash label of a ManifestWork or a ControllerRevision."""
-    return labels_of(obj).get(LABEL_CONTROLLER_HASH)
+    return label_of(obj, LABEL_CONTROLLER_HASH)
 
 
 def number_of(revision: Mapping[str, Any]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ from ocm_rollout.controllers.workset.history import HistoryStep
 from ocm_rollout.controllers.workset.plan import WorkDelete
 from ocm_rollout.controllers.workset.planning import PlanInputs, Plans, plan_and_decide
 from ocm_rollout.controllers.workset.revisions import revision_name, template_of
+from ocm_rollout.controllers.workset.template import form_hash, normal_spec
 from ocm_rollout.controllers.workset.verify import verify as verify_clusters
 from ocm_rollout.controllers.workset.workbuild import Owner
 
@@ -191,6 +193,11 @@ def _reservations(key: str, body: JSON) -> Reservations:
         return reservations.EMPTY
 
 
+def _matcher(ctl: WorksetController, template: JSON) -> Callable[[JSON], bool]:
+    """Does a work hold ``template``: judged once per work version and template."""
+    return ctl.memo.matcher(form_hash(normal_spec(template)), ctl.forms.spec_matcher(template))
+
+
 async def plan(ctl: WorksetController, p: Pass) -> Outcome | None:
     """Plan the update revision under the strategies from the caches and decide what the pass
     does with it (roll out, revert to the current revision, hold)."""
@@ -205,12 +212,13 @@ async def plan(ctl: WorksetController, p: Pass) -> Outcome | None:
         owner=p.owner,
         step=p.step,
         current_template=current_template,
-        matches=ctl.forms.spec_matcher(p.spec.get("manifestWorkTemplate") or {}),
-        revert_matches=None if current_template is None else ctl.forms.spec_matcher(current_template),
+        matches=_matcher(ctl, p.spec.get("manifestWorkTemplate") or {}),
+        revert_matches=None if current_template is None else _matcher(ctl, current_template),
         placements={name: ctl.placements.get(name, p.namespace) for name in names},
         decisions={name: ctl.decisions.select(p.namespace, labels={LABEL_PLACEMENT: name}) for name in names},
         record=_reservations(p.key, p.body),
         now=p.now,
+        memo=ctl.memo,
     )
     p.works = ctl.works_io.owned(p.owner)
     p.plans = plan_and_decide(p.inputs, p.works)
@@ -307,7 +315,7 @@ async def write_status(ctl: WorksetController, p: Pass) -> Outcome | None:
     _inputs, plans = p.planned()
     result = aggregation.build_status(
         old_status=p.body.get("status"), plan=plans.plan, outcome=p.outcome, works=ctl.works_io.owned(p.owner),
-        is_current=plans.is_current, now=p.now, namespace=p.namespace,
+        is_current=plans.is_current, now=p.now, namespace=p.namespace, memo=ctl.memo,
     )
     new_status = progress.finish_status(
         result.status, old_status=p.body.get("status"), mwrs_name=p.name, decision=plans.decision,

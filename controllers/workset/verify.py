@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ocm_rollout.api.constants import LABEL_PLACEMENT_NAME
 from ocm_rollout.client.kube import JSON
-from ocm_rollout.controllers.common.wire import annotations_of, generation_of, labels_of, meta, namespace_of
+from ocm_rollout.controllers.common.wire import annotations_of, generation_of, label_of, meta, namespace_of
 from ocm_rollout.controllers.rollout.checks import CompiledChecks, InvalidChecks
 from ocm_rollout.controllers.rollout.checks.feedback import work_variables
 from ocm_rollout.controllers.rollout.checks.metric import Measurement
@@ -50,7 +50,7 @@ from ocm_rollout.controllers.rollout.verification import (
 from ocm_rollout.controllers.rollout.verification_pass import PlacementVerification, ValidationFailure
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.verifier import PLUGIN_POLL, PLUGIN_RELOAD
-from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED, revision_start, rollout_status
+from ocm_rollout.controllers.workset.status_mapping import SUCCEEDED
 from ocm_rollout.controllers.workset.verified import validating_since
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ async def verify(ctl: WorksetController, p: Pass) -> None:
                 p.verification.due_at(p.now + PLUGIN_RELOAD)
         mine = [
             w for w in works
-            if labels_of(w).get(LABEL_PLACEMENT_NAME) == placement and matches(w)
+            if label_of(w, LABEL_PLACEMENT_NAME) == placement and matches(w)
         ]
         for work in mine:
             await _verify_cluster(ctl, p, found, work, compiled, plugin, blocked)
@@ -126,7 +126,7 @@ async def _verify_cluster(
     plugin: str,
     blocked: str,
 ) -> None:
-    status = rollout_status(work, revision_start(work))
+    status = ctl.memo.rollout_status(work)
     if status.status != SUCCEEDED:
         return
     since = validating_since(work, status)
@@ -248,7 +248,7 @@ def _start_calls(
 
 
 def _context(p: Pass, work: JSON) -> RolloutContext:
-    placement = labels_of(work).get(LABEL_PLACEMENT_NAME) or ""
+    placement = label_of(work, LABEL_PLACEMENT_NAME) or ""
     return RolloutContext(mwrs_name=p.name, mwrs_namespace=p.namespace, placement_name=placement, total_cluster_count=0)
 
 

@@ -31,7 +31,7 @@ from ocm_rollout.api.constants import (
     LABEL_MANIFESTWORK_REPLICASET,
     LABEL_PLACEMENT_NAME,
 )
-from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, labels_of, meta
+from ocm_rollout.controllers.common.wire import JSON, annotations_of, format_time, label_of, labels_of, meta
 from ocm_rollout.controllers.rollout.verification import ANNOTATION_VALIDATION
 from ocm_rollout.controllers.workset.mutation_record import kept_metadata
 from ocm_rollout.controllers.workset.template import spec_equals_template
@@ -101,7 +101,7 @@ def owner_labels(owner: Owner, placement: str) -> dict[str, str]:
 
 def belongs_to(work: Mapping[str, Any], owner: Owner) -> bool:
     """Whether ``work`` carries ``owner``'s label (and, for a hashed label, its annotation)."""
-    if labels_of(work).get(LABEL_MANIFESTWORK_REPLICASET) != owner.label_value:
+    if label_of(work, LABEL_MANIFESTWORK_REPLICASET) != owner.label_value:
         return False
     if owner.annotation is None:
         return True
