@@ -29,10 +29,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,6 +47,26 @@ from tests.integration.helpers import Api  # noqa: E402
 
 # The controller counts as idle once its CPU grew by less than this over a settle period.
 IDLE_CPU_SECONDS = 0.05
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def passes(metrics_port: int) -> float:
+    """The controller's finished workset passes so far (``ocm_rollout_reconcile_total``)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return float("nan")
+    for line in text.splitlines():
+        if line.startswith("ocm_rollout_reconcile_total{") and 'controller="workset"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
 
 
 def cpu_of(pid: int) -> float:
@@ -67,11 +89,12 @@ def settle(pid: int, seconds: float) -> float:
         before = now
 
 
-def rollout(client: Api, pid: int, ns: str, strategy: JSON, done: str, n: int, timeout: float,
-            settle_seconds: float) -> tuple[float, float]:
-    """(controller CPU seconds, wall seconds) from creating the MWRS until ``summary[done] == n``
-    and the controller is idle again."""
+def rollout(client: Api, pid: int, metrics_port: int, ns: str, strategy: JSON, done: str, n: int, timeout: float,
+            settle_seconds: float) -> tuple[float, float, float]:
+    """(controller CPU seconds, wall seconds, passes) from creating the MWRS until
+    ``summary[done] == n`` and the controller is idle again."""
     cpu_before = settle(pid, settle_seconds)
+    passes_before = passes(metrics_port)
     started = time.perf_counter()
     client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
         "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
@@ -83,12 +106,14 @@ def rollout(client: Api, pid: int, ns: str, strategy: JSON, done: str, n: int, t
             raise SystemExit(f"timed out: {ns} did not reach summary.{done} == {n} in {timeout}s")
         time.sleep(0.1)
     wall = time.perf_counter() - started
-    return settle(pid, settle_seconds) - cpu_before, wall
+    cpu = settle(pid, settle_seconds) - cpu_before
+    return cpu, wall, passes(metrics_port) - passes_before
 
 
-def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float]]:
-    """Per strategy: (controller CPU seconds, wall seconds) over ``n`` works."""
-    results: dict[str, tuple[float, float]] = {}
+def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float, float]]:
+    """Per strategy: (controller CPU seconds, wall seconds, passes) over ``n`` works."""
+    results: dict[str, tuple[float, float, float]] = {}
+    metrics_port = free_port()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         kubeconfig = tmp / "kubeconfig"
@@ -106,20 +131,21 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float]]
             env.pop("KUBECONFIG", None)
             controller = subprocess.Popen(
                 [sys.executable, "-m", "ocm_rollout.cli", "run", "--controllers", "workset", "--kubeconfig",
-                 str(kubeconfig), "--no-leader-elect", "--health-bind-address", "0", "--metrics-bind-address", "0",
+                 str(kubeconfig), "--no-leader-elect", "--health-bind-address", "0",
+                 "--metrics-bind-address", f"127.0.0.1:{metrics_port}",
                  "--log-level", "warning"],
                 cwd=REPO, env=env, stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT,
             )
             setup_placement(client, "bench-warmup", clusters[:1])
-            rollout(client, controller.pid, "bench-warmup", {"type": "All"}, "total", 1, args.timeout, args.settle)
+            rollout(client, controller.pid, metrics_port, "bench-warmup", {"type": "All"}, "total", 1, args.timeout, args.settle)
             if args.profile:
                 out = Path(args.profile) / f"mwrs-{n}.folded"
-                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-f", "raw", "-r", "50", "-o", str(out), "--pid",
+                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "--gil", "-f", "raw", "-r", "50", "-o", str(out), "--pid",
                                         str(controller.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)
 
             setup_placement(client, "bench-all", clusters)
-            results["All"] = rollout(client, controller.pid, "bench-all", {"type": "All"}, "total", n,
+            results["All"] = rollout(client, controller.pid, metrics_port, "bench-all", {"type": "All"}, "total", n,
                                      args.timeout, args.settle)
 
             setup_placement(client, "bench-progressive", clusters)
@@ -127,8 +153,8 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float]]
             agent.start()
             try:
                 strategy = {"type": "Progressive", "progressive": {"maxConcurrency": args.max_concurrency}}
-                results["Progressive"] = rollout(client, controller.pid, "bench-progressive", strategy, "applied",
-                                                 n, args.timeout, args.settle)
+                results["Progressive"] = rollout(client, controller.pid, metrics_port, "bench-progressive", strategy,
+                                                 "applied", n, args.timeout, args.settle)
             finally:
                 agent.close()
             pool.shutdown()
@@ -157,10 +183,10 @@ def main() -> int:
     for run in range(1, args.runs + 1):
         per_work: dict[str, dict[int, float]] = {}
         for n in sizes:
-            for strategy, (cpu, wall) in one_size(n, args).items():
+            for strategy, (cpu, wall, count) in one_size(n, args).items():
                 per_work.setdefault(strategy, {})[n] = cpu / n
                 print(f"run {run}: {strategy:<11} {n:>6} works: controller CPU {cpu:7.2f} s = "
-                      f"{1000 * cpu / n:6.3f} ms per work; {wall:7.2f} s wall", flush=True)
+                      f"{1000 * cpu / n:6.3f} ms per work; {wall:7.2f} s wall; {count:.0f} passes", flush=True)
         small, large = sizes[0], sizes[-1]
         for strategy, costs in per_work.items():
             ratio = costs[large] / costs[small]
