@@ -216,14 +216,19 @@ class Runtime:
             found = self._recorders[component] = EventRecorder(self.kube, component)
         return found
 
-    async def list_objects(self, resource: Resource, *, label_selector: str | None = None, field_selector: str | None = None) -> list[JSON]:
-        """``resource`` from the API (not a cache), in the namespaces the controller watches."""
+    async def list_objects(
+        self, resource: Resource, *, label_selector: str | None = None, field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> list[JSON]:
+        """``resource`` from the API (not a cache), in the namespaces the controller watches
+        (``metadata_only``: each object's metadata alone)."""
         scopes: list[str | None] = list(self.namespaces) if self.namespaces and resource.namespaced else [None]
         found: list[JSON] = []
         for namespace in scopes:
             found.extend(
                 await self.kube.list_objects(
-                    resource, namespace, label_selector=label_selector, field_selector=field_selector
+                    resource, namespace, label_selector=label_selector, field_selector=field_selector,
+                    metadata_only=metadata_only,
                 )
             )
         return found

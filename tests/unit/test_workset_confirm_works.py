@@ -74,6 +74,47 @@ async def test_a_listing_newer_than_the_cache_teaches_the_index() -> None:
     assert [w["metadata"]["resourceVersion"] for w in ctl.owned_works(OWNER)] == ["300"]
 
 
+class Recording(Kube):
+    """A client that answers a list of metadata with only each work's metadata, as the API does,
+    and records which kind of list each call asked for."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        super().__init__(ApiClient())
+        self.items = items
+        self.calls: list[bool] = []
+
+    async def list_objects(self, *_args: Any, metadata_only: bool = False, **_kwargs: Any) -> list[dict[str, Any]]:
+        self.calls.append(metadata_only)
+        if metadata_only:
+            return [{"kind": "PartialObjectMetadata", "metadata": w["metadata"]} for w in self.items]
+        return self.items
+
+
+async def test_a_cache_that_kept_up_is_confirmed_from_the_works_metadata_alone() -> None:
+    kube = Recording([work("100", "True")])
+    ctl = controller(kube)
+    arrive(ctl, work("100", "True"))
+    assert await ctl._confirm_owned_works(OWNER, [work("100", "True")]) is None
+    assert kube.calls == [True]  # one list of metadata, no full works
+
+
+async def test_a_newer_version_in_the_metadata_lists_the_full_works_and_plans_from_them() -> None:
+    kube = Recording([work("300", "False")])
+    ctl = controller(kube)
+    arrive(ctl, work("100", "True"))
+    merged = await ctl._confirm_owned_works(OWNER, [work("100", "True")])
+    assert kube.calls == [True, False]
+    assert merged is not None and merged[0]["status"]["conditions"][0]["status"] == "False"
+
+
+async def test_a_work_the_cache_never_saw_lists_the_full_works() -> None:
+    kube = Recording([work("100", "True")])
+    ctl = controller(kube)
+    merged = await ctl._confirm_owned_works(OWNER, [])
+    assert kube.calls == [True, False]
+    assert merged is not None and [w["metadata"]["resourceVersion"] for w in merged] == ["100"]
+
+
 def mca(rv: str) -> dict[str, Any]:
     return {
         "apiVersion": "addon.open-cluster-management.io/v1alpha1",
