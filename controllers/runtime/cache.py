@@ -125,6 +125,10 @@ class Cache:
         """What to believe about ``obj`` (an object an index kept from an event)."""
         return self.overlay.view(obj, key_of(obj))
 
+    def shown_at(self, obj: JSON, key: Key) -> JSON | None:
+        """``shown(obj)`` when its (namespace, name) ``key`` is known already."""
+        return self.overlay.view(obj, key)
+
     def stored(self, name: str, namespace: str | None = None) -> JSON | None:
         """The object as the watch last delivered it, without the overlay."""
         return self.source.get((namespace or "", name))

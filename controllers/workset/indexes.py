@@ -58,6 +58,10 @@ class ByOwner:
     def of(self, value: str) -> list[JSON]:
         return list(self.objects.get(value, {}).values())
 
+    def items(self, value: str) -> list[tuple[Key, JSON]]:
+        """The objects under ``value`` with their (namespace, name)."""
+        return list(self.objects.get(value, {}).items())
+
 
 class OwnerKeys:
     """Owner label value -> the MWRS keys ("namespace/name") that own works under it."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
+from operator import itemgetter
 from typing import TypeVar
 
 from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT_NAME
@@ -74,11 +75,16 @@ class WorksIO:
     def owned(self, owner: Owner) -> list[JSON]:
         """Works marked with ``owner``, as stored plus this controller's own recent writes."""
         found = []
-        for work in self.index.of(owner.label_value):
-            shown = self.cache.shown(work)
-            if shown is not None and belongs_to(shown, owner):
-                found.append(shown)
-        return _by_place(found)
+        for key, work in sorted(self.index.items(owner.label_value), key=itemgetter(0)):
+            shown = self.cache.shown_at(work, key)
+            if shown is None:
+                continue
+            # The index holds ``work`` under the owner's label; another object must be checked.
+            if shown is not work or owner.annotation is not None:
+                if not belongs_to(shown, owner):
+                    continue
+            found.append(shown)
+        return found
 
     async def confirm(self, owner: Owner, planned_from: list[JSON]) -> list[JSON] | None:
         """The owner's works as the API has them now, merged with what the pass planned from
