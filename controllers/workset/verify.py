@@ -75,12 +75,17 @@ def _plugin_key(owner: str, work: JSON, record: ValidationRecord) -> tuple[str, 
 async def verify(ctl: WorksetController, p: Pass) -> None:
     """Run the step for every verifying placementRef of the pass (see the module docstring)."""
     assert p.step is not None
+    verifying = [
+        ref for ref in p.spec.get("placementRefs") or []
+        if isinstance(ref, Mapping) and isinstance(ref.get("rolloutStrategy"), Mapping)
+        and strategy_verifies(ref["rolloutStrategy"])
+    ]
+    if not verifying:
+        return
     matches = ctl.forms.spec_matcher(p.spec.get("manifestWorkTemplate") or {})
     works = ctl.works_io.owned(p.owner)
-    for ref in p.spec.get("placementRefs") or []:
-        strategy = ref.get("rolloutStrategy") if isinstance(ref, Mapping) else None
-        if not isinstance(strategy, Mapping) or not strategy_verifies(strategy):
-            continue
+    for ref in verifying:
+        strategy = ref["rolloutStrategy"]
         placement = str(ref.get("name") or "")
         found = p.verification.of(placement)
         blocked = ""
