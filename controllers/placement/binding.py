@@ -82,7 +82,7 @@ class Binder:
             elif write.action == "delete":
                 await writes.delete(decisions, target)
         finally:
-            self.world.changed()
+            self.world.decision_changed((placement.namespace, write.name))
         await self.tell_write(body, placement, result, write)
 
     async def tell_write(self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite) -> None:

@@ -61,6 +61,7 @@ from ocm_rollout.controllers.placement.world import World
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.events import WARNING, Told
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
+from ocm_rollout.controllers.runtime.overlay import key_of
 from ocm_rollout.controllers.runtime.shell import LIST_WATCH, Resync, Runtime, Trigger
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class PlacementController:
         sets = runtime.watch(MANAGED_CLUSTER_SETS, index=self._topology_changed, triggers=[on(self._of_set)])
         bindings = runtime.watch(MANAGED_CLUSTER_SET_BINDINGS, index=self._topology_changed, triggers=[on(self._of_binding)])
         placements = runtime.watch(PLACEMENTS, index=self._placement_changed, triggers=[on(self._of_placement)])
-        decisions = runtime.watch(PLACEMENT_DECISIONS, index=self._changed, triggers=[on(self._of_decision)])
+        decisions = runtime.watch(PLACEMENT_DECISIONS, index=self._decision_changed, triggers=[on(self._of_decision)])
         scores = runtime.watch(ADDON_PLACEMENT_SCORES, source=LIST_WATCH, index=self._changed, triggers=[on(self._of_score)])
         self.world = World(clusters, sets, bindings, placements, decisions, scores)
         self.binder = Binder(runtime, self.world, runtime.recorder(COMPONENT))
@@ -106,6 +107,9 @@ class PlacementController:
 
     def _changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
         self.world.changed()
+
+    def _decision_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
+        self.world.decision_changed(key_of(obj))
 
     def _topology_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
         self.world.changed(topology=True)
@@ -147,6 +151,9 @@ class PlacementController:
         return sorted(placements_for_score(self.world.topology(), self.world.placement_index(), labels, name_of(obj)))
 
     def _all_keys(self) -> list[str]:
+        # The resync also reads every decision page again: whatever an event may have missed
+        # is in the index by the next pass.
+        self.world.decision_changed()
         return [f"{namespace_of(body)}/{name_of(body)}" for body in self.world.placements]
 
     def _addon_keys(self) -> list[str]:
