@@ -131,8 +131,9 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
             profile = os.environ.get("BENCH_PYSPY")  # a file: py-spy records ours there (folded stacks)
             spy = None
             if profile and which == "ours":
+                extra = os.environ.get("BENCH_PYSPY_ARGS", "").split()  # e.g. --gil: only the thread holding the GIL
                 spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "-o", profile,
-                                        "--pid", str(controller.pid), "--duration", "30", "--nonblocking"],
+                                        "--pid", str(controller.pid), "--duration", "30", "--nonblocking", *extra],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             peak = 0.0
             next_check = 0.0

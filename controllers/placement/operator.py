@@ -1,8 +1,9 @@
 """The placement controller: declarations and the pass around the pure scheduler
 (docs/behaviour/scheduling.md §9).
 
-It watches ManagedClusters and AddOnPlacementScores (list-and-watch: one per cluster),
-ManagedClusterSets, ManagedClusterSetBindings, Placements and PlacementDecisions (kopf). Every
+It watches ManagedClusters, AddOnPlacementScores, ManagedClusterSets, ManagedClusterSetBindings,
+Placements and PlacementDecisions, all through list-and-watch caches (kopf's per-event work, two
+deep copies of every decision page among it, cost more CPU than the scheduling itself). Every
 change re-queues exactly the Placements it can affect (``triggers``). Every Placement is also
 looked at every 10 minutes (OCM's informer resync), those with AddOn prioritizers every 5.
 
@@ -89,10 +90,14 @@ class PlacementController:
         )  # fmt: skip
         on = self._trigger
         clusters = runtime.watch(MANAGED_CLUSTERS, source=LIST_WATCH, index=self._cluster_changed, triggers=[on(self._of_cluster)])
-        sets = runtime.watch(MANAGED_CLUSTER_SETS, index=self._topology_changed, triggers=[on(self._of_set)])
-        bindings = runtime.watch(MANAGED_CLUSTER_SET_BINDINGS, index=self._topology_changed, triggers=[on(self._of_binding)])
-        placements = runtime.watch(PLACEMENTS, index=self._placement_changed, triggers=[on(self._of_placement)])
-        decisions = runtime.watch(PLACEMENT_DECISIONS, index=self._decision_changed, triggers=[on(self._of_decision)])
+        sets = runtime.watch(MANAGED_CLUSTER_SETS, source=LIST_WATCH, index=self._topology_changed, triggers=[on(self._of_set)])
+        bindings = runtime.watch(
+            MANAGED_CLUSTER_SET_BINDINGS, source=LIST_WATCH, index=self._topology_changed, triggers=[on(self._of_binding)]
+        )
+        placements = runtime.watch(PLACEMENTS, source=LIST_WATCH, index=self._placement_changed, triggers=[on(self._of_placement)])
+        decisions = runtime.watch(
+            PLACEMENT_DECISIONS, source=LIST_WATCH, index=self._decision_changed, triggers=[on(self._of_decision)]
+        )
         scores = runtime.watch(ADDON_PLACEMENT_SCORES, source=LIST_WATCH, index=self._changed, triggers=[on(self._of_score)])
         self.world = World(clusters, sets, bindings, placements, decisions, scores)
         self.binder = Binder(runtime, self.world, runtime.recorder(COMPONENT))
