@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ocm_rollout.api import constants
 from ocm_rollout.api.cluster_v1beta1 import ClusterSelector, Placement, Toleration
-from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all
 from ocm_rollout.controllers.placement.selectors import (
     CompiledSelector,
     SelectorError,
@@ -57,6 +57,14 @@ OK = Status()
 # --------------------------------------------------------------------------------------------
 
 
+if TYPE_CHECKING:
+    from ocm_rollout.controllers.placement.cel import CelSelector
+
+
+class CelSelectorError(Exception):
+    """A CEL expression of a selector does not compile (the text is cel-go's)."""
+
+
 class ClusterMatcher:
     """One predicate's requiredClusterSelector: labels AND claims AND every CEL expression."""
 
@@ -74,7 +82,7 @@ class ClusterMatcher:
 
 
 def build_matcher(selector: ClusterSelector | None, snapshot: Snapshot) -> ClusterMatcher:
-    """Compile a cluster selector; raises SelectorError or CelCompileError."""
+    """Compile a cluster selector; raises SelectorError or CelSelectorError."""
     if selector is None:
         selector = ClusterSelector()
     labels = compile_label_selector(selector.label_selector)
@@ -82,8 +90,19 @@ def build_matcher(selector: ClusterSelector | None, snapshot: Snapshot) -> Clust
     expressions = selector.cel_selector.cel_expressions if selector.cel_selector is not None else []
     cel = None
     if expressions:
-        cel = CelSelector(compile_all(expressions), snapshot.score_items)
+        cel = _compile_cel(expressions, snapshot)
     return ClusterMatcher(labels, claims, cel)
+
+
+def _compile_cel(expressions: Sequence[str], snapshot: Snapshot) -> CelSelector:
+    # Imported on first use: the CEL modules (celpy, lark, the checker) cost a controller about
+    # 8 MB and a tenth of its start-up, and most Placements have no CEL selector.
+    from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all
+
+    try:
+        return CelSelector(compile_all(expressions), snapshot.score_items)
+    except CelCompileError as exc:
+        raise CelSelectorError(str(exc)) from None
 
 
 def predicate_filter(
@@ -97,7 +116,7 @@ def predicate_filter(
     for predicate in predicates:
         try:
             matchers.append(build_matcher(predicate.required_cluster_selector, snapshot))
-        except (SelectorError, CelCompileError) as exc:
+        except (SelectorError, CelSelectorError) as exc:
             return [], Status(MISCONFIGURED, PREDICATE, str(exc))
     return [c for c in clusters if any(m.matches(c) for m in matchers)], OK
 
