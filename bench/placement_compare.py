@@ -10,7 +10,8 @@ starts, and the benchmark measures:
 - ``time``: from its start to every Placement's ``numberOfSelectedClusters`` as expected;
 - ``cpu``: its CPU seconds over that time;
 - ``peak RSS``: the highest resident memory sampled (every 50 ms) until then;
-- ``settled RSS``: its resident memory ``--settle`` seconds later, with nothing changing.
+- ``settled RSS``: its resident memory ``--settle`` seconds later, with nothing changing;
+- ``hub cpu``: the local hub's CPU seconds over ``time`` (serving the controller).
 
 Ours is ``ocm-rollout run --controllers placement``; OCM's is its ``placement controller`` binary
 built from OCM's source (``scripts/build-ocm-binaries.sh``; ``$OCM_BIN_DIR``, else ``.ocm-bin/``),
@@ -125,6 +126,7 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
                 parallel(pool, [lambda p=p: client.create(PLACEMENTS, p, NS) for p, _ in wanted])
             expected = {p["metadata"]["name"]: n for p, n in wanted}
             env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+            hub_cpu = sample(hub.pid)[hub.pid].cpu
             started = time.monotonic()
             controller = subprocess.Popen(command, cwd=REPO, env={**env, "PYTHONUNBUFFERED": "1"},
                                           stdout=(tmp / "controller.log").open("wb"), stderr=subprocess.STDOUT)
@@ -154,6 +156,7 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
                 time.sleep(0.05)
             elapsed = time.monotonic() - started
             cpu = sample(controller.pid)[controller.pid].cpu
+            hub_cpu = sample(hub.pid)[hub.pid].cpu - hub_cpu
             settle_end = time.monotonic() + settle
             while time.monotonic() < settle_end:
                 found = sample(controller.pid).get(controller.pid)
@@ -163,7 +166,7 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
             settled = sample(controller.pid)[controller.pid].rss / 2**20
             if spy is not None:
                 spy.wait(60)
-            return {"time": elapsed, "cpu": cpu, "peak": peak, "settled": settled}
+            return {"time": elapsed, "cpu": cpu, "peak": peak, "settled": settled, "hub": hub_cpu}
         finally:
             if controller is not None:
                 controller.terminate()
@@ -185,13 +188,14 @@ def main() -> int:
     args = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
     print(f"{args.placements} Placements over {args.clusters} clusters")
-    print(f"{'controller':<10} {'time s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'settled RSS MB':>15}")
+    print(f"{'controller':<10} {'time s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'settled RSS MB':>15} {'hub cpu s':>10}")
     for which in args.controllers.split(","):
         found = one_run(which.strip(), args.clusters, args.placements, args.settle, args.timeout)
         if found is None:
             continue
         results[which] = found
-        print(f"{which:<10} {found['time']:>8.2f} {found['cpu']:>8.2f} {found['peak']:>12.1f} {found['settled']:>15.1f}")
+        print(f"{which:<10} {found['time']:>8.2f} {found['cpu']:>8.2f} {found['peak']:>12.1f} {found['settled']:>15.1f}"
+              f" {found['hub']:>10.2f}")
     if "ours" in results and "ocm" in results:
         ours, ocm = results["ours"], results["ocm"]
         print("ours / OCM: " + ", ".join(f"{k} {ours[k] / ocm[k]:.2f}x" for k in ("time", "cpu", "peak", "settled")))

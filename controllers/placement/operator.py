@@ -125,7 +125,7 @@ class PlacementController:
             self.world.memo.forget("ClusterView", obj)
 
     def _placement_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
-        self.world.changed(placements=True)
+        self.world.placements_changed()
         if event == "DELETED":
             key = "/".join((namespace_of(obj), name_of(obj)))
             self.world.memo.forget("Placement", obj)

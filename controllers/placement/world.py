@@ -154,9 +154,13 @@ class World:
             self._index = PlacementIndex(PlacementRef.of(p) for p in self._all(Placement, self.placements))
         return self._index
 
-    def changed(self, *, topology: bool = False, placements: bool = False) -> None:
+    def changed(self, *, topology: bool = False) -> None:
+        """A cluster, set, binding or score changed (``topology``: a set or a binding)."""
         self._snapshot = None
         if topology:
             self._topology = None
-        if placements:
-            self._index = None
+
+    def placements_changed(self) -> None:
+        """A Placement changed: only the triggers' index reads them (a pass is handed its own,
+        the snapshot holds none)."""
+        self._index = None
