@@ -28,7 +28,6 @@ from ocm_rollout.client.kube import JSON, PLACEMENT_DECISIONS, PLACEMENTS
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.placement import decisions as pages
 from ocm_rollout.controllers.placement.scheduler import ScheduleResult
-from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL
 from ocm_rollout.controllers.placement.world import World
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, EventRecorder, reference
 from ocm_rollout.controllers.runtime.shell import Runtime
@@ -54,10 +53,7 @@ class Binder:
 
     def stored_pages(self, placement: Placement) -> dict[str, JSON]:
         """The Placement's pages as this controller knows them (its own writes included)."""
-        found: dict[str, JSON] = {}
-        for shown in self.world.decisions.select(placement.namespace, labels={PLACEMENT_LABEL: placement.name}):
-            found[name_of(shown)] = shown
-        return found
+        return {name_of(shown): shown for shown in self.world.pages_labelled(placement.namespace, placement.name)}
 
     async def bind(self, body: JSON, placement: Placement, result: ScheduleResult) -> None:
         """Send the writes one after the other (OCM's order); the events of the writes made are

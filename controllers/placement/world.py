@@ -24,6 +24,7 @@ from ocm_rollout.api.cluster_v1 import ManagedCluster
 from ocm_rollout.api.cluster_v1alpha1 import AddOnPlacementScore
 from ocm_rollout.api.cluster_v1beta1 import Placement, PlacementDecision
 from ocm_rollout.api.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from ocm_rollout.api.constants import LABEL_PLACEMENT
 from ocm_rollout.api.meta import InvalidObject, OCMObject
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import meta
@@ -83,6 +84,10 @@ class World:
         self._stale_pages: set[Key] | None = None
         # The (uid, resourceVersion) each indexed page was read at.
         self._page_versions: dict[Key, tuple[str, str]] = {}
+        # Page names by (namespace, Placement label), as the cache shows them (a page the model
+        # rejects included): what the binder compares its wanted pages with.
+        self._labelled: dict[Key, set[str]] = {}
+        self._page_labels: dict[Key, str] = {}
         self._topology: Topology | None = None
         self._index: PlacementIndex | None = None
 
@@ -126,8 +131,39 @@ class World:
         for key in keys:
             self._read_page(key)
 
+    def pages_labelled(self, namespace: str, placement: str) -> list[JSON]:
+        """The pages labelled with this Placement in its namespace, by name, as the cache shows
+        them now (the same as ``decisions.select(namespace, labels=...)``, without reading
+        every page)."""
+        self._refresh_pages()
+        found = []
+        for name in sorted(self._labelled.get((namespace, placement), ())):
+            body = self.decisions.get(name, namespace)
+            if body is not None:
+                found.append(body)
+        return found
+
+    def _label_page(self, key: Key, body: JSON | None) -> None:
+        labels = None if body is None else meta(body).get("labels")
+        label = labels.get(LABEL_PLACEMENT) if isinstance(labels, dict) else None
+        if not isinstance(label, str):
+            label = None
+        old = self._page_labels.get(key)
+        if old == label:
+            return
+        if old is not None:
+            names = self._labelled[(key[0], old)]
+            names.discard(key[1])
+            if not names:
+                del self._labelled[(key[0], old)]
+            del self._page_labels[key]
+        if label is not None:
+            self._labelled.setdefault((key[0], label), set()).add(key[1])
+            self._page_labels[key] = label
+
     def _read_page(self, key: Key) -> None:
         body = self.decisions.get(key[1], key[0])
+        self._label_page(key, body)
         if body is None:
             self._page_versions.pop(key, None)
             self.decision_index.put(key, None)

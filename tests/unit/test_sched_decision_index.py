@@ -174,5 +174,12 @@ def test_the_worlds_index_equals_a_recount_of_what_the_cache_shows(changes: list
             stored[args] = [body]
             cache.on_source("MODIFIED", body, None)
         else:
-            assert_same(world.snapshot().decision_index, FullRecount(shown_pages(cache)))
+            assert_world(world, cache)
+    assert_world(world, cache)
+
+
+def assert_world(world: World, cache: Cache) -> None:
     assert_same(world.snapshot().decision_index, FullRecount(shown_pages(cache)))
+    for namespace in NAMESPACES:
+        for placement in PLACEMENTS:
+            assert world.pages_labelled(namespace, placement) == cache.select(namespace, labels={LABEL: placement})
