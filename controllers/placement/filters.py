@@ -8,7 +8,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -73,6 +73,13 @@ class ClusterMatcher:
         self.claims = claims
         self.cel = cel
 
+    @property
+    def key(self) -> tuple[object, ...] | None:
+        """Equal keys select the same clusters of one snapshot; None with CEL (not memoised)."""
+        if self.cel is not None:
+            return None
+        return (self.labels.signature, self.claims.signature)
+
     def matches(self, cluster: ClusterView) -> bool:
         if not self.labels.matches(cluster.labels):
             return False
@@ -118,7 +125,25 @@ def predicate_filter(
             matchers.append(build_matcher(predicate.required_cluster_selector, snapshot))
         except (SelectorError, CelSelectorError) as exc:
             return [], Status(MISCONFIGURED, PREDICATE, str(exc))
-    return [c for c in clusters if any(m.matches(c) for m in matchers)], OK
+    tests = [_test(m, snapshot) for m in matchers]
+    return [c for c in clusters if any(test(c) for test in tests)], OK
+
+
+def _test(matcher: ClusterMatcher, snapshot: Snapshot) -> Callable[[ClusterView], bool]:
+    """``matcher.matches``; without CEL through the snapshot's memo of which of its clusters
+    the same selector matches (every Placement with that selector, every pass, reads it once)."""
+    key = matcher.key
+    if key is None:
+        return matcher.matches
+    members = snapshot.matching(key, matcher.matches)
+    known = snapshot.clusters
+
+    def test(cluster: ClusterView) -> bool:
+        if known.get(cluster.name) is cluster:
+            return cluster.name in members
+        return matcher.matches(cluster)
+
+    return test
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -152,6 +152,7 @@ class Snapshot:
                 score.status.valid_until, tuple((item.name, item.value) for item in score.status.scores)
             )
         self._members: dict[str, frozenset[str]] = {}
+        self._matching: dict[Hashable, frozenset[str]] = {}
 
     # -- bindings and sets ------------------------------------------------------------------
     def bindings_in(self, namespace: str) -> list[ManagedClusterSetBinding]:
@@ -178,6 +179,14 @@ class Snapshot:
             raise SetResolutionError(f"invalid cluster selector type {selector.selector_type!r} of set {set_name}")
         self._members[set_name] = members
         return members
+
+    def matching(self, key: Hashable, matches: Callable[[ClusterView], bool]) -> frozenset[str]:
+        """Names of the clusters ``matches`` accepts; memoised by ``key`` (a selector's
+        signature: the same key must mean the same test)."""
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = frozenset(c.name for c in self.clusters.values() if matches(c))
+        return found
 
     # -- decisions --------------------------------------------------------------------------
     def decisions_of(self, namespace: str, placement: str) -> list[PlacementDecision]:

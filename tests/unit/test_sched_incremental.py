@@ -1,5 +1,7 @@
-"""The incremental decision index (controllers/placement/decision_index.py, world.py) against a
-full recount from every page: random sequences of page changes give the same answers."""
+"""What the placement controller keeps between passes against computing it afresh: the decision
+index (controllers/placement/decision_index.py, world.py) against a full recount from every page
+after random sequences of page changes, and the snapshot's memo of what a selector matches
+against matching each cluster."""
 
 from __future__ import annotations
 
@@ -183,3 +185,42 @@ def assert_world(world: World, cache: Cache) -> None:
     for namespace in NAMESPACES:
         for placement in PLACEMENTS:
             assert world.pages_labelled(namespace, placement) == cache.select(namespace, labels={LABEL: placement})
+
+
+# -- the snapshot's memo of what a selector matches ---------------------------------------------
+
+label_values = st.sampled_from(["x", "y", "z"])
+requirement_st = st.one_of(
+    st.tuples(st.sampled_from(["env", "region"]), st.sampled_from(["In", "NotIn"]), st.lists(label_values, min_size=1, max_size=2)),
+    st.tuples(st.sampled_from(["env", "region"]), st.sampled_from(["Exists", "DoesNotExist"]), st.just([])),
+)
+selector_st = st.fixed_dictionaries({
+    "labelSelector": st.fixed_dictionaries({
+        "matchExpressions": st.lists(requirement_st.map(lambda r: {"key": r[0], "operator": r[1], "values": r[2]}), max_size=2),
+    }),
+    "claimSelector": st.fixed_dictionaries({
+        "matchExpressions": st.lists(requirement_st.map(lambda r: {"key": r[0], "operator": r[1], "values": r[2]}), max_size=1),
+    }),
+})  # fmt: skip
+fleet_st = st.lists(
+    st.tuples(st.dictionaries(st.sampled_from(["env", "region"]), label_values), st.dictionaries(st.sampled_from(["env", "region"]), label_values)),
+    min_size=1, max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(fleet_st, st.lists(st.lists(selector_st, min_size=1, max_size=2), min_size=1, max_size=3))
+def test_predicates_through_the_memo_match_as_each_selector_does(fleet: list[Any], specs: list[list[Any]]) -> None:
+    from ocm_rollout.controllers.placement.filters import build_matcher, predicate_filter
+    from ocm_rollout.controllers.placement.snapshot import ClusterView, Snapshot
+    from tests.unit.test_sched_builders import cluster, placement
+
+    views = [ClusterView.of(cluster(f"c{i}", labels, claims=claims)) for i, (labels, claims) in enumerate(fleet)]
+    snapshot = Snapshot(views)
+    outsider = ClusterView.of(cluster("c0", {"env": "x"}))  # not the snapshot's view of c0
+    for selectors in specs:  # Placements in turn: later ones meet the memo of earlier ones
+        p = placement(predicates=[{"requiredClusterSelector": s} for s in selectors])
+        matchers = [build_matcher(pred.required_cluster_selector, snapshot) for pred in p.spec.predicates]
+        for candidates in (views, views[::2], [outsider, *views[1:]]):
+            found, _ = predicate_filter(p, candidates, snapshot)
+            assert found == [c for c in candidates if any(m.matches(c) for m in matchers)]
