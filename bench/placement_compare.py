@@ -31,7 +31,7 @@ clusters, 100 Placements):
                       peak; median ours / OCM: time 0.94x, CPU 2.24x, peak 0.85x, settled 0.86x
 
 The peak target is met, the others are not. About 69 MB of ours is the process after its imports
-(kubernetes client 13 MB, aiohttp 8, kopf 6, pydantic and the models 14, asyncio with ssl 9).
+(kubernetes client 13 MB, aiohttp 8, kopf 6, pydantic and the models 16, asyncio with ssl 9).
 OCM's time is the same loaded or not (about 19 s: its client's rate limit), ours follows the CPU
 it gets: the hub spends about 7.5 s of CPU serving either controller, on the same two cores.
 """
