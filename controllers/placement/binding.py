@@ -2,15 +2,19 @@
 
 ``bind`` compares the wanted pages with the stored ones (``decisions.plan_decision_writes``: per
 page create, else patch status, else patch labels; then delete surplus pages, OCM's order) and
-sends each write, telling DecisionCreate / DecisionUpdate (with ScoreUpdate and SpreadUpdate) /
-DecisionDelete about the page it wrote. ``write_status`` patches the Placement status only when
-it changed, with the Placement's resourceVersion as precondition. Every write goes through the
+sends each write, then tells DecisionCreate / DecisionUpdate (with ScoreUpdate and SpreadUpdate) /
+DecisionDelete about each page it wrote (these events sent together once the writes end).
+``write_status`` patches the Placement status only when it changed, with the Placement's
+resourceVersion as precondition. Every write goes through the
 runtime (``controllers/runtime/writes.py``), so the next pass reads it at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from ocm_rollout.api.cluster_v1beta1 import Placement
 from ocm_rollout.api.constants import (
@@ -24,7 +28,6 @@ from ocm_rollout.client.kube import JSON, PLACEMENT_DECISIONS, PLACEMENTS
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.placement import decisions as pages
 from ocm_rollout.controllers.placement.scheduler import ScheduleResult
-from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL
 from ocm_rollout.controllers.placement.world import World
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, EventRecorder, reference
 from ocm_rollout.controllers.runtime.shell import Runtime
@@ -50,12 +53,12 @@ class Binder:
 
     def stored_pages(self, placement: Placement) -> dict[str, JSON]:
         """The Placement's pages as this controller knows them (its own writes included)."""
-        found: dict[str, JSON] = {}
-        for shown in self.world.decisions.select(placement.namespace, labels={PLACEMENT_LABEL: placement.name}):
-            found[name_of(shown)] = shown
-        return found
+        return {name_of(shown): shown for shown in self.world.pages_labelled(placement.namespace, placement.name)}
 
     async def bind(self, body: JSON, placement: Placement, result: ScheduleResult) -> None:
+        """Send the writes one after the other (OCM's order); the events of the writes made are
+        sent together once the writes end, also when one fails: an event never holds up the
+        next write, and each Event is still built, time included, in the order of its write."""
         desired = pages.desired_decisions(placement, result.pages, result.decision_scores)
         existing = self.stored_pages(placement)
         for page in desired:
@@ -64,12 +67,15 @@ class Binder:
                 other = self.world.decisions.get(name, placement.namespace)
                 if other is not None:
                     existing[name] = other
-        for write in pages.plan_decision_writes(desired, existing):
-            await self.apply(body, placement, result, write, existing.get(write.name))
+        made: list[pages.DecisionWrite] = []
+        try:
+            for write in pages.plan_decision_writes(desired, existing):
+                await self.apply(placement, write, existing.get(write.name))
+                made.append(write)
+        finally:
+            await self.tell_writes(body, placement, result, made)
 
-    async def apply(
-        self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite, before: JSON | None
-    ) -> None:
+    async def apply(self, placement: Placement, write: pages.DecisionWrite, before: JSON | None) -> None:
         decisions, writes = self.world.decisions, self.runtime.writes
         target = before or {"metadata": {"name": write.name, "namespace": placement.namespace}}
         try:
@@ -82,22 +88,36 @@ class Binder:
             elif write.action == "delete":
                 await writes.delete(decisions, target)
         finally:
-            self.world.changed()
-        await self.tell_write(body, placement, result, write)
+            self.world.decision_changed((placement.namespace, write.name))
 
-    async def tell_write(self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite) -> None:
+    async def tell_writes(
+        self, body: JSON, placement: Placement, result: ScheduleResult, made: list[pages.DecisionWrite]
+    ) -> None:
+        told: list[Coroutine[Any, Any, None]] = []
+        for write in made:
+            told.extend(self.write_events(body, placement, result, write))
+        if told:
+            # Tasks start in list order, so each Event is built (name, time) in the writes' order.
+            await asyncio.gather(*told)
+
+    def write_events(
+        self, body: JSON, placement: Placement, result: ScheduleResult, write: pages.DecisionWrite
+    ) -> list[Coroutine[Any, Any, None]]:
+        """The events telling about one write, not yet sent."""
         name = write.name
         if write.action == "create":
-            await self.tell(body, name, EVENT_DECISION_CREATE, pages.created_message(name, placement))
-        elif write.action == "status":
+            return [self.tell(body, name, EVENT_DECISION_CREATE, pages.created_message(name, placement))]
+        if write.action == "status":
             message, warning = pages.updated_message(name, placement, result.status)
-            await self.tell(body, name, EVENT_DECISION_UPDATE, message, WARNING if warning else NORMAL)
+            told = [self.tell(body, name, EVENT_DECISION_UPDATE, message, WARNING if warning else NORMAL)]
             if result.scores:
-                await self.tell(body, name, EVENT_SCORE_UPDATE, pages.score_note(result.scores))
+                told.append(self.tell(body, name, EVENT_SCORE_UPDATE, pages.score_note(result.scores)))
             if result.spread is not None:
-                await self.tell(body, name, EVENT_SPREAD_UPDATE, pages.spread_note(result.spread))
-        elif write.action == "delete":
-            await self.tell(body, name, EVENT_DECISION_DELETE, pages.deleted_message(name, placement))
+                told.append(self.tell(body, name, EVENT_SPREAD_UPDATE, pages.spread_note(result.spread)))
+            return told
+        if write.action == "delete":
+            return [self.tell(body, name, EVENT_DECISION_DELETE, pages.deleted_message(name, placement))]
+        return []
 
     async def write_status(self, body: JSON, placement: Placement, result: ScheduleResult) -> bool:
         """Patch the status if it changed; False on a conflict (the newer Placement re-queues)."""

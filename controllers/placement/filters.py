@@ -8,13 +8,13 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ocm_rollout.api import constants
 from ocm_rollout.api.cluster_v1beta1 import ClusterSelector, Placement, Toleration
-from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all
 from ocm_rollout.controllers.placement.selectors import (
     CompiledSelector,
     SelectorError,
@@ -57,6 +57,14 @@ OK = Status()
 # --------------------------------------------------------------------------------------------
 
 
+if TYPE_CHECKING:
+    from ocm_rollout.controllers.placement.cel import CelSelector
+
+
+class CelSelectorError(Exception):
+    """A CEL expression of a selector does not compile (the text is cel-go's)."""
+
+
 class ClusterMatcher:
     """One predicate's requiredClusterSelector: labels AND claims AND every CEL expression."""
 
@@ -64,6 +72,13 @@ class ClusterMatcher:
         self.labels = labels
         self.claims = claims
         self.cel = cel
+
+    @property
+    def key(self) -> tuple[object, ...] | None:
+        """Equal keys select the same clusters of one snapshot; None with CEL (not memoised)."""
+        if self.cel is not None:
+            return None
+        return (self.labels.signature, self.claims.signature)
 
     def matches(self, cluster: ClusterView) -> bool:
         if not self.labels.matches(cluster.labels):
@@ -74,7 +89,7 @@ class ClusterMatcher:
 
 
 def build_matcher(selector: ClusterSelector | None, snapshot: Snapshot) -> ClusterMatcher:
-    """Compile a cluster selector; raises SelectorError or CelCompileError."""
+    """Compile a cluster selector; raises SelectorError or CelSelectorError."""
     if selector is None:
         selector = ClusterSelector()
     labels = compile_label_selector(selector.label_selector)
@@ -82,8 +97,19 @@ def build_matcher(selector: ClusterSelector | None, snapshot: Snapshot) -> Clust
     expressions = selector.cel_selector.cel_expressions if selector.cel_selector is not None else []
     cel = None
     if expressions:
-        cel = CelSelector(compile_all(expressions), snapshot.score_items)
+        cel = _compile_cel(expressions, snapshot)
     return ClusterMatcher(labels, claims, cel)
+
+
+def _compile_cel(expressions: Sequence[str], snapshot: Snapshot) -> CelSelector:
+    # Imported on first use: the CEL modules (celpy, lark, the checker) cost a controller about
+    # 8 MB and a tenth of its start-up, and most Placements have no CEL selector.
+    from ocm_rollout.controllers.placement.cel import CelCompileError, CelSelector, compile_all
+
+    try:
+        return CelSelector(compile_all(expressions), snapshot.score_items)
+    except CelCompileError as exc:
+        raise CelSelectorError(str(exc)) from None
 
 
 def predicate_filter(
@@ -97,9 +123,27 @@ def predicate_filter(
     for predicate in predicates:
         try:
             matchers.append(build_matcher(predicate.required_cluster_selector, snapshot))
-        except (SelectorError, CelCompileError) as exc:
+        except (SelectorError, CelSelectorError) as exc:
             return [], Status(MISCONFIGURED, PREDICATE, str(exc))
-    return [c for c in clusters if any(m.matches(c) for m in matchers)], OK
+    tests = [_test(m, snapshot) for m in matchers]
+    return [c for c in clusters if any(test(c) for test in tests)], OK
+
+
+def _test(matcher: ClusterMatcher, snapshot: Snapshot) -> Callable[[ClusterView], bool]:
+    """``matcher.matches``; without CEL through the snapshot's memo of which of its clusters
+    the same selector matches (every Placement with that selector, every pass, reads it once)."""
+    key = matcher.key
+    if key is None:
+        return matcher.matches
+    members = snapshot.matching(key, matcher.matches)
+    known = snapshot.clusters
+
+    def test(cluster: ClusterView) -> bool:
+        if known.get(cluster.name) is cluster:
+            return cluster.name in members
+        return matcher.matches(cluster)
+
+    return test
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The placement controller: declarations and the pass around the pure scheduler
 (docs/behaviour/scheduling.md §9).
 
-It watches ManagedClusters and AddOnPlacementScores (list-and-watch: one per cluster),
-ManagedClusterSets, ManagedClusterSetBindings, Placements and PlacementDecisions (kopf). Every
+It watches ManagedClusters, AddOnPlacementScores, ManagedClusterSets, ManagedClusterSetBindings,
+Placements and PlacementDecisions, all through list-and-watch caches (kopf's per-event work, two
+deep copies of every decision page among it, cost more CPU than the scheduling itself). Every
 change re-queues exactly the Placements it can affect (``triggers``). Every Placement is also
 looked at every 10 minutes (OCM's informer resync), those with AddOn prioritizers every 5.
 
@@ -61,6 +62,7 @@ from ocm_rollout.controllers.placement.world import World
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.events import WARNING, Told
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
+from ocm_rollout.controllers.runtime.overlay import key_of
 from ocm_rollout.controllers.runtime.shell import LIST_WATCH, Resync, Runtime, Trigger
 
 log = logging.getLogger(__name__)
@@ -88,10 +90,14 @@ class PlacementController:
         )  # fmt: skip
         on = self._trigger
         clusters = runtime.watch(MANAGED_CLUSTERS, source=LIST_WATCH, index=self._cluster_changed, triggers=[on(self._of_cluster)])
-        sets = runtime.watch(MANAGED_CLUSTER_SETS, index=self._topology_changed, triggers=[on(self._of_set)])
-        bindings = runtime.watch(MANAGED_CLUSTER_SET_BINDINGS, index=self._topology_changed, triggers=[on(self._of_binding)])
-        placements = runtime.watch(PLACEMENTS, index=self._placement_changed, triggers=[on(self._of_placement)])
-        decisions = runtime.watch(PLACEMENT_DECISIONS, index=self._changed, triggers=[on(self._of_decision)])
+        sets = runtime.watch(MANAGED_CLUSTER_SETS, source=LIST_WATCH, index=self._topology_changed, triggers=[on(self._of_set)])
+        bindings = runtime.watch(
+            MANAGED_CLUSTER_SET_BINDINGS, source=LIST_WATCH, index=self._topology_changed, triggers=[on(self._of_binding)]
+        )
+        placements = runtime.watch(PLACEMENTS, source=LIST_WATCH, index=self._placement_changed, triggers=[on(self._of_placement)])
+        decisions = runtime.watch(
+            PLACEMENT_DECISIONS, source=LIST_WATCH, index=self._decision_changed, triggers=[on(self._of_decision)]
+        )
         scores = runtime.watch(ADDON_PLACEMENT_SCORES, source=LIST_WATCH, index=self._changed, triggers=[on(self._of_score)])
         self.world = World(clusters, sets, bindings, placements, decisions, scores)
         self.binder = Binder(runtime, self.world, runtime.recorder(COMPONENT))
@@ -107,6 +113,9 @@ class PlacementController:
     def _changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
         self.world.changed()
 
+    def _decision_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
+        self.world.decision_changed(key_of(obj))
+
     def _topology_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
         self.world.changed(topology=True)
 
@@ -116,7 +125,7 @@ class PlacementController:
             self.world.memo.forget("ClusterView", obj)
 
     def _placement_changed(self, event: str, obj: JSON, previous: JSON | None) -> None:
-        self.world.changed(placements=True)
+        self.world.placements_changed()
         if event == "DELETED":
             key = "/".join((namespace_of(obj), name_of(obj)))
             self.world.memo.forget("Placement", obj)
@@ -147,6 +156,9 @@ class PlacementController:
         return sorted(placements_for_score(self.world.topology(), self.world.placement_index(), labels, name_of(obj)))
 
     def _all_keys(self) -> list[str]:
+        # The resync also reads every decision page again: whatever an event may have missed
+        # is in the index by the next pass.
+        self.world.decision_changed()
         return [f"{namespace_of(body)}/{name_of(body)}" for body in self.world.placements]
 
     def _addon_keys(self) -> list[str]:

@@ -33,9 +33,11 @@ def _requirement(key: str, operator: str, values: frozenset[str]) -> _Requiremen
 
 @dataclass(frozen=True)
 class CompiledSelector:
-    """A compiled selector; ``everything`` is true for a selector with no requirement."""
+    """A compiled selector; ``everything`` is true for a selector with no requirement.
+    ``signature`` is its requirements as data: equal signatures match the same labels."""
 
     requirements: tuple[_Requirement, ...]
+    signature: tuple[tuple[str, str, frozenset[str]], ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(req(labels) for req in self.requirements)
@@ -52,9 +54,8 @@ def compile_label_selector(selector: LabelSelector | None) -> CompiledSelector:
     if selector is None:
         return MATCH_ALL
     selector.check()
-    return CompiledSelector(
-        tuple(_requirement(r.key, r.operator, frozenset(r.values)) for r in selector.requirements())
-    )
+    signature = tuple((r.key, r.operator, frozenset(r.values)) for r in selector.requirements())
+    return CompiledSelector(tuple(_requirement(*each) for each in signature), signature)
 
 
 def compile_claim_selector(selector: ClusterClaimSelector | None) -> CompiledSelector:

@@ -2,9 +2,12 @@
 
 Every Placement is scheduled against a ``Snapshot`` built from the parsed models (api/). The
 snapshot precomputes what many passes share (per-cluster labels, claims, taints and allocatable
-values; decision counts for Balance) and caches it, so a full pass over many Placements stays
-cheap. A snapshot is immutable once built: the controller builds a new one when the world
-changes, the offline command builds one from its input files.
+values, set members) and caches it, so a full pass over many Placements stays cheap. Its fleet
+part (clusters, sets, bindings, scores) is immutable once built: the controller builds a new one
+when one of those changes, the offline command builds one from its input files. The decision
+pages are a ``DecisionIndex`` (``decision_index.py``): built from the given pages, or the
+controller's own, which it updates page by page as pages change (a pass runs without awaiting,
+so it reads one consistent state).
 
 Pure: no I/O.
 """
@@ -12,7 +15,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +32,7 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.api.meta import LabelSelector
 from ocm_rollout.controllers.common.quantity import QuantityError, approximate_float
+from ocm_rollout.controllers.placement.decision_index import DecisionIndex
 from ocm_rollout.controllers.placement.selectors import (
     CompiledSelector,
     SelectorError,
@@ -121,7 +125,7 @@ class Snapshot:
         clusters: Iterable[ClusterView],
         cluster_sets: Iterable[ManagedClusterSet] = (),
         bindings: Iterable[ManagedClusterSetBinding] = (),
-        decisions: Iterable[PlacementDecision] = (),
+        decisions: Iterable[PlacementDecision] | DecisionIndex = (),
         scores: Iterable[AddOnPlacementScore] = (),
     ) -> None:
         self.clusters: dict[str, ClusterView] = {c.name: c for c in clusters}
@@ -131,19 +135,24 @@ class Snapshot:
             self._bindings[binding.namespace].append(binding)
         for items in self._bindings.values():
             items.sort(key=lambda b: b.name)
-        self.decisions: list[PlacementDecision] = sorted(decisions, key=lambda d: (d.namespace, d.name))
-        self._decisions_by_placement: dict[tuple[str, str], list[PlacementDecision]] = defaultdict(list)
-        for pd in self.decisions:
-            label = pd.metadata.labels.get(PLACEMENT_LABEL)
-            if label is not None:
-                self._decisions_by_placement[(pd.namespace, label)].append(pd)
+        # The pages as models, kept only when given as models (``decisions_of``, offline).
+        self._decision_models: dict[tuple[str, str], list[PlacementDecision]] = defaultdict(list)
+        if isinstance(decisions, DecisionIndex):
+            self.decision_index = decisions
+        else:
+            models = sorted(decisions, key=lambda d: (d.namespace, d.name))
+            self.decision_index = DecisionIndex.of(models)
+            for pd in models:
+                label = pd.metadata.labels.get(PLACEMENT_LABEL)
+                if label is not None:
+                    self._decision_models[(pd.namespace, label)].append(pd)
         self.scores: dict[tuple[str, str], ScoreView] = {}
         for score in scores:
             self.scores[(score.namespace, score.name)] = ScoreView(
                 score.status.valid_until, tuple((item.name, item.value) for item in score.status.scores)
             )
-        self._balance_counts: Counter[str] | None = None
         self._members: dict[str, frozenset[str]] = {}
+        self._matching: dict[Hashable, frozenset[str]] = {}
 
     # -- bindings and sets ------------------------------------------------------------------
     def bindings_in(self, namespace: str) -> list[ManagedClusterSetBinding]:
@@ -171,43 +180,31 @@ class Snapshot:
         self._members[set_name] = members
         return members
 
+    def matching(self, key: Hashable, matches: Callable[[ClusterView], bool]) -> frozenset[str]:
+        """Names of the clusters ``matches`` accepts; memoised by ``key`` (a selector's
+        signature: the same key must mean the same test)."""
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = frozenset(c.name for c in self.clusters.values() if matches(c))
+        return found
+
     # -- decisions --------------------------------------------------------------------------
     def decisions_of(self, namespace: str, placement: str) -> list[PlacementDecision]:
-        """The PlacementDecisions labelled with this placement in its namespace, by name."""
-        return list(self._decisions_by_placement.get((namespace, placement), ()))
+        """The PlacementDecisions labelled with this placement in its namespace, by name (only
+        for a snapshot built from models: the controller's keeps ``PageEntry``s)."""
+        return list(self._decision_models.get((namespace, placement), ()))
 
     def current_decisions(self, namespace: str, placement: str) -> set[str]:
         """Cluster names in this placement's existing PlacementDecisions."""
-        out: set[str] = set()
-        for pd in self._decisions_by_placement.get((namespace, placement), ()):
-            out.update(d.cluster_name for d in pd.status.decisions)
-        return out
+        return self.decision_index.current_decisions(namespace, placement)
 
     def recorded_scores(self, namespace: str, placement: str) -> dict[str, int | None]:
         """The score each cluster of this placement's existing decisions carries (None: none)."""
-        out: dict[str, int | None] = {}
-        for pd in self._decisions_by_placement.get((namespace, placement), ()):
-            for decision in pd.status.decisions:
-                out[decision.cluster_name] = decision.score
-        return out
+        return self.decision_index.recorded_scores(namespace, placement)
 
     def balance_counts(self, namespace: str, placement: str) -> Counter[str]:
         """Decisions per cluster over every PlacementDecision except this placement's own."""
-        if self._balance_counts is None:
-            total: Counter[str] = Counter()
-            for pd in self.decisions:
-                for decision in pd.status.decisions:
-                    total[decision.cluster_name] += 1
-            self._balance_counts = total
-        own: Counter[str] = Counter()
-        for pd in self._decisions_by_placement.get((namespace, placement), ()):
-            for decision in pd.status.decisions:
-                own[decision.cluster_name] += 1
-        if not own:
-            return self._balance_counts
-        counts = Counter(self._balance_counts)
-        counts.subtract(own)
-        return +counts
+        return self.decision_index.balance_counts(namespace, placement)
 
     # -- scores -----------------------------------------------------------------------------
     def score(self, cluster: str, resource: str) -> ScoreView | None:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -104,6 +103,9 @@ def ca_bundle(ca: Any, where: str) -> bytes:
         pem = base64.b64decode("".join(bundle.split()), validate=True)
     except (binascii.Error, ValueError):
         raise WorkConfigError(f"{where}.caBundle: not valid base64") from None
+    # Imported here: only a work configuration with a CA bundle needs it (7 MB in every process).
+    from cryptography import x509
+
     try:
         certs = x509.load_pem_x509_certificates(pem)
     except ValueError:
