@@ -39,6 +39,7 @@ import argparse
 import concurrent.futures
 import functools
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -217,7 +218,7 @@ def one_run(strategy: str, n: int, phases: list[str], timeout: float, pyspy: Pat
             return run
         finally:
             if spy is not None:
-                spy.terminate()  # py-spy writes its file on SIGTERM... give it a moment
+                spy.send_signal(signal.SIGINT)  # py-spy writes its file when interrupted
                 try:
                     spy.wait(30)
                 except subprocess.TimeoutExpired:
