@@ -113,7 +113,7 @@ class AddonController:
         self.coalescer = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
         self.cma_cache = runtime.watch(CLUSTER_MANAGEMENT_ADDONS, source=KOPF, index=ix.on_cma, triggers=[
             Trigger(cmas, lambda _t, obj, _p: [name_of(obj)]),
-            Trigger(mcas, lambda _t, obj, _p: ix.mca_keys_of_cma(name_of(obj))),
+            Trigger(mcas, lambda t, obj, _p: ix.mca_keys_of_cma_event(t, obj)),
         ])
         self.placement_cache = runtime.watch(PLACEMENTS, source=KOPF, triggers=[
             Trigger(cmas, lambda _t, obj, _p: ix.cmas_of_placement(namespace_of(obj), name_of(obj))),
