@@ -15,6 +15,7 @@ events → metrics → the outcome (docs/behaviour/addons.md 4-10, docs/behaviou
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -82,6 +83,9 @@ class CmaPass:
     persisted: bool = True
     # What the verify step (and the plugin calls) found: per placement, the failures it decided.
     verification: PassVerification = field(default_factory=PassVerification)
+    # Seconds this pass spent computing over the whole fleet (install plan, reading the MCAs,
+    # the rollout plan): how long the next MCA change waits for it (``coalesce``).
+    computing: float = 0.0
 
     @property
     def planned(self) -> ConfigRolloutPlan:
@@ -129,7 +133,9 @@ async def install_mcas(ctl: AddonController, p: CmaPass) -> Outcome | None:
     p.placements = ctl.placement_inputs(p.body)
     if not p.managed:
         return None
+    began = time.perf_counter()
     plan = install.plan_install(p.body, p.placements, list(ctl.mcas(p.name).values()), ctl.clusters_by_name())
+    p.computing += time.perf_counter() - began
     p.install_failed = await mca_io.create_mcas(ctl, p.name, plan.creates)
     p.install_failed = await mca_io.delete_mcas(ctl, p.body, plan.deletes) or p.install_failed
     if plan.missing_clusters:
@@ -173,6 +179,7 @@ def _plan(ctl: AddonController, p: CmaPass) -> ConfigRolloutPlan:
 
 
 async def plan_rollout(ctl: AddonController, p: CmaPass) -> Outcome | None:
+    began = time.perf_counter()
     p.mcas = ctl.mcas(p.name)
     try:
         p.record = reservations.of_owner(p.body)
@@ -180,6 +187,7 @@ async def plan_rollout(ctl: AddonController, p: CmaPass) -> Outcome | None:
         log.warning("ignoring a damaged reservation record", extra={"key": p.name, "error": str(exc)})
         p.record = reservations.EMPTY
     p.plan = _plan(ctl, p)
+    p.computing += time.perf_counter() - began
     return None
 
 

@@ -12,9 +12,21 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from ocm_rollout.api.constants import ADDON_ANNOTATION_PREFIX, LABEL_ADDON_NAME, LABEL_ADDON_NAMESPACE
+from ocm_rollout.api.constants import (
+    ADDON_ANNOTATION_PREFIX,
+    ANNOTATION_ADDON_LIFECYCLE,
+    LABEL_ADDON_NAME,
+    LABEL_ADDON_NAMESPACE,
+)
 from ocm_rollout.client.kube import JSON
-from ocm_rollout.controllers.common.wire import annotations_of, labels_of, name_of, namespace_of
+from ocm_rollout.controllers.common.wire import (
+    annotations_of,
+    is_deleting,
+    labels_of,
+    meta,
+    name_of,
+    namespace_of,
+)
 from ocm_rollout.controllers.runtime.overlay import strictly_newer, uid_of
 
 ConfigKey = tuple[str, str, str, str]
@@ -72,6 +84,16 @@ def known_good_keys(cma: JSON) -> set[ConfigKey]:
     return keys
 
 
+def mca_pass_facts(cma: JSON) -> tuple[str, bool, str | None]:
+    """What an MCA pass reads of its CMA (``mca_steps``): its uid (the owner reference), whether it
+    is being deleted, its lifecycle annotation (whether it is lifecycle-managed)."""
+    return (
+        str(meta(cma).get("uid") or ""),
+        is_deleting(cma),
+        annotations_of(cma).get(ANNOTATION_ADDON_LIFECYCLE),
+    )
+
+
 def cma_placements(cma: JSON) -> set[tuple[str, str]]:
     found = set()
     for placement in ((cma.get("spec") or {}).get("installStrategy") or {}).get("placements") or []:
@@ -123,6 +145,8 @@ class AddonIndexes:
         # so the events of a deleted CMA (its DELETED above all) may come after the ADDED of the
         # CMA created again under its name, and must not replace or wipe what the new one names.
         self.cmas: dict[str, JSON] = {}
+        # CMA name -> ``mca_pass_facts`` of the CMA as last seen by ``mca_keys_of_cma_event``.
+        self.mca_facts: dict[str, tuple[str, bool, str | None]] = {}
 
     # -- index callbacks (every event and own write) -------------------------------------------
     def on_cma(self, event_type: str, obj: JSON, _previous: JSON | None) -> None:
@@ -166,6 +190,22 @@ class AddonIndexes:
     # -- keys to re-queue ----------------------------------------------------------------------
     def mca_keys_of_cma(self, name: str) -> list[str]:
         return [f"{cluster}/{name}" for cluster in self.mcas_by_name.get(name, {})]
+
+    def mca_keys_of_cma_event(self, event_type: str, cma: JSON) -> list[str]:
+        """The MCA keys a CMA event concerns: all of them when what an MCA pass reads of the CMA
+        (``mca_pass_facts``) changed since the last event of its name, or the CMA went; none for
+        a change of its status or of the rest of its spec (its own status writes above all,
+        whose echoes would otherwise queue every MCA of the add-on again). Without a memory
+        (a restart) the first event of each CMA queues them all."""
+        name = name_of(cma)
+        if event_type == "DELETED":
+            self.mca_facts.pop(name, None)
+            return self.mca_keys_of_cma(name)
+        facts = mca_pass_facts(cma)
+        if self.mca_facts.get(name) == facts:
+            return []
+        self.mca_facts[name] = facts
+        return self.mca_keys_of_cma(name)
 
     def cmas_of_placement(self, namespace: str, name: str) -> set[str]:
         return self.cma_placements.owners((namespace, name))

@@ -46,6 +46,7 @@ from ocm_rollout.client.kube import (
 from ocm_rollout.controllers.addon import cma_steps, mca_io, mca_steps
 from ocm_rollout.controllers.addon import verify as verifying
 from ocm_rollout.controllers.addon.cma_steps import RESYNC_SECONDS, CmaPass
+from ocm_rollout.controllers.addon.coalesce import Coalescer
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
 from ocm_rollout.controllers.addon.indexes import AddonIndexes, addon_annotations, cma_placements, work_keys
 from ocm_rollout.controllers.addon.inputs import PlacementInput
@@ -66,7 +67,8 @@ __all__ = ["RESYNC_SECONDS", "AddonController"]
 
 COMPONENT = "addon-manager-controller"
 WRITE_CONCURRENCY = 16
-# MCA changes re-queue their CMA this much later, so that a burst of them shares one pass.
+# MCA changes re-queue their CMA at least this much later, so that a burst of them shares one
+# pass (longer when the CMA's passes cost more: ``coalesce``).
 MCA_EVENT_COALESCE_SECONDS = 0.2
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 300.0
@@ -108,9 +110,10 @@ class AddonController:
         self.mca_queue = runtime.queue("addon-mca", self.reconcile_mca)
         self.cluster_queue = runtime.queue("addon-cluster", self.reconcile_cluster, workers=1)
         cmas, mcas, clusters = self.cma_queue, self.mca_queue, self.cluster_queue
+        self.coalescer = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
         self.cma_cache = runtime.watch(CLUSTER_MANAGEMENT_ADDONS, source=KOPF, index=ix.on_cma, triggers=[
             Trigger(cmas, lambda _t, obj, _p: [name_of(obj)]),
-            Trigger(mcas, lambda _t, obj, _p: ix.mca_keys_of_cma(name_of(obj))),
+            Trigger(mcas, lambda t, obj, _p: ix.mca_keys_of_cma_event(t, obj)),
         ])
         self.placement_cache = runtime.watch(PLACEMENTS, source=KOPF, triggers=[
             Trigger(cmas, lambda _t, obj, _p: ix.cmas_of_placement(namespace_of(obj), name_of(obj))),
@@ -125,13 +128,13 @@ class AddonController:
         ])
         self.mca_cache = runtime.watch(MANAGED_CLUSTER_ADDONS, source=LIST_WATCH, index=ix.on_mca, triggers=[
             # A CMA pass costs O(its MCAs): the changes of many MCAs within a moment share one pass.
-            Trigger(cmas, lambda _t, obj, _p: [name_of(obj)], delay=MCA_EVENT_COALESCE_SECONDS),
+            Trigger(cmas, lambda _t, obj, _p: self.coalescer.add(name_of(obj))),
             Trigger(mcas, lambda _t, obj, _p: [f"{namespace_of(obj)}/{name_of(obj)}"]),
         ])
         self.work_cache = runtime.watch(MANIFEST_WORKS, source=LIST_WATCH, label_selector=LABEL_ADDON_NAME, index=ix.on_work, triggers=[
             Trigger(mcas, lambda _t, obj, previous: work_keys(obj, previous)),
             # A verified rollout's feedback checks read the agent's works (docs/behaviour/validation.md).
-            Trigger(cmas, self._verifying_cma_of_work, delay=MCA_EVENT_COALESCE_SECONDS),
+            Trigger(cmas, self._verifying_cma_of_work),
         ])
         self.configs = ConfigCaches(runtime.kube, self.on_config, time.monotonic)
         runtime.on_start(self._start_configs)
@@ -155,7 +158,7 @@ class AddonController:
         """The CMA of an add-on work, when one of its placements verifies its rollout."""
         name = labels_of(obj).get(LABEL_ADDON_NAME) or ""
         cma = self.cma_cache.get(name) if name else None
-        return [name] if cma is not None and verifying.verifies(cma) else []
+        return self.coalescer.add(name) if cma is not None and verifying.verifies(cma) else []
 
     def on_config(self, group: str, resource: str, obj: JSON) -> None:
         key = (group, resource, namespace_of(obj), name_of(obj))
@@ -222,12 +225,15 @@ class AddonController:
             for topic in ("spellings", "breaches", "promotions"):
                 self.told.clear(name, topic)
             self.verifier.forget(name)
+            self.coalescer.forget(name)
             metrics.forget_rollout(cma_steps.KIND, "", name)
             return DONE
         if is_deleting(body):
             return DONE  # its MCAs go by garbage collection of the owner reference (4.2)
         state = CmaPass(name, body, self.runtime.clock())
-        return await run_chain(cma_steps.CMA_PASS, self, state) or DONE
+        outcome = await run_chain(cma_steps.CMA_PASS, self, state) or DONE
+        self.coalescer.record(name, state.computing)
+        return outcome
 
     async def reconcile_mca(self, key: str) -> Outcome:
         cluster, _, name = key.partition("/")
