@@ -29,17 +29,16 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.addon import free_port, reconciles  # noqa: E402
 from bench.mwrs import TEMPLATE, Agent, parallel, setup_placement, start, wait_file  # noqa: E402
 from bench.scale import sample  # noqa: E402
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, NAMESPACES  # noqa: E402
@@ -49,24 +48,9 @@ from tests.integration.helpers import Api  # noqa: E402
 IDLE_CPU_SECONDS = 0.05
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def passes(metrics_port: int) -> float:
-    """The controller's finished workset passes so far (``ocm_rollout_reconcile_total``)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as answer:
-            text = answer.read().decode()
-    except OSError:
-        return float("nan")
-    for line in text.splitlines():
-        if line.startswith("ocm_rollout_reconcile_total{") and 'controller="workset"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
+    """The controller's finished workset passes so far."""
+    return reconciles(metrics_port).get("workset", 0.0)
 
 
 def cpu_of(pid: int) -> float:
