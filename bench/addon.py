@@ -67,6 +67,7 @@ import kubernetes
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.mwrs import start_hub  # noqa: E402
 from ocm_rollout.api.addon_hashing import config_spec_hash_annotation, spec_hash  # noqa: E402
 from ocm_rollout.api.constants import (  # noqa: E402
     ADDON_CONDITION_MANIFEST_APPLIED,
@@ -430,9 +431,7 @@ def one_run(
 ) -> LiveFigures:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
-                     "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
+        hub, kubeconfig = start_hub(tmp, max(10_000, 20 * n))
         controller: subprocess.Popen[bytes] | None = None
         agent: Agent | None = None
         watch: McaWatch | None = None

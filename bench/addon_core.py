@@ -3,7 +3,9 @@ with one placement over ``n`` clusters in decision groups, its ManagedClusterAdd
 real fleet shows, and the time one ``cma_status_references`` + ``plan_config_rollout`` pass takes.
 No I/O. A benchmark fixture, not part of the package: ``tests/unit/test_addon_configrollout.py``
 imports it, and ``.venv/bin/python bench/addon_core.py`` prints the best of 5 passes over 10,000
-MCAs per fleet state (``bench/addon.py`` times its own, richer fleet).
+MCAs per fleet state (``bench/addon.py`` times its own, richer fleet), each MCA judged afresh and
+with the controller's memo of the judgements of the previous pass (``judge_memo``: the repeated
+passes over unchanged MCAs are what a CMA pass meets between two MCA changes).
 """
 
 from __future__ import annotations
@@ -20,9 +22,15 @@ from ocm_rollout.api.constants import (
     LABEL_DECISION_GROUP_INDEX,
     LABEL_PLACEMENT,
 )
-from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout
+from ocm_rollout.controllers.addon.configrollout import (
+    ConfigRolloutPlan,
+    Judge,
+    judge_direct,
+    plan_config_rollout,
+)
 from ocm_rollout.controllers.addon.configs import cma_status_references
 from ocm_rollout.controllers.addon.inputs import PlacementInput
+from ocm_rollout.controllers.addon.judge_memo import JudgeMemo
 from ocm_rollout.controllers.common.wire import JSON, format_time
 from ocm_rollout.controllers.rollout.reservations import EMPTY
 
@@ -139,28 +147,38 @@ def synthetic_fleet(n: int = 10_000, *, state: str = "steady", strategy: Any = N
     return Fleet(cma, mcas, {PLACEMENT: PlacementInput(placement, decisions)}, hash_of)
 
 
-def run_pass(fleet: Fleet) -> ConfigRolloutPlan:
+def run_pass(fleet: Fleet, judge: Judge = judge_direct) -> ConfigRolloutPlan:
     """One controller pass over the fleet: the CMA status references, then the rollout plan."""
     status = cma_status_references(fleet.cma, fleet.hash_of)
     return plan_config_rollout(
-        cma={**fleet.cma, "status": status}, mcas=fleet.mcas, placements=fleet.placements, reserved=EMPTY, now=fleet.now
+        cma={**fleet.cma, "status": status}, mcas=fleet.mcas, placements=fleet.placements, reserved=EMPTY, now=fleet.now,
+        judge=judge,
     )
 
 
-def bench_core(n: int = 10_000, repeats: int = 5, states: tuple[str, ...] = ("steady", "changed", "rolling")) -> dict[str, float]:
-    """Best-of-``repeats`` milliseconds of one pass over ``n`` MCAs, per fleet state."""
+def bench_core(
+    n: int = 10_000, repeats: int = 5, states: tuple[str, ...] = ("steady", "changed", "rolling"), *, memo: bool = False
+) -> dict[str, float]:
+    """Best-of-``repeats`` milliseconds of one pass over ``n`` MCAs, per fleet state; with
+    ``memo``, one ``JudgeMemo`` serves the repeated passes over the fleet (filled by a first one)."""
     timings: dict[str, float] = {}
     for state in states:
         fleet = synthetic_fleet(n, state=state)
+        judge: Judge = judge_direct
+        if memo:
+            judge = JudgeMemo()
+            run_pass(fleet, judge)
         best = float("inf")
         for _ in range(repeats):
             started = time.perf_counter()
-            run_pass(fleet)
+            run_pass(fleet, judge)
             best = min(best, time.perf_counter() - started)
         timings[state] = best * 1000
     return timings
 
 
 if __name__ == "__main__":  # pragma: no cover
-    for name, ms in bench_core().items():
-        print(f"{name:>8}: {ms:7.1f} ms")
+    afresh, remembered = bench_core(), bench_core(memo=True)
+    print(f"{'state':>8}  {'afresh ms':>10}  {'memo ms':>10}")
+    for name, ms in afresh.items():
+        print(f"{name:>8}  {ms:10.1f}  {remembered[name]:10.1f}")

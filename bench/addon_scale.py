@@ -69,6 +69,7 @@ from bench.addon import (  # noqa: E402
     wait_for,
     wait_idle,
 )
+from bench.mwrs import start_hub  # noqa: E402
 from ocm_rollout.api.addon_hashing import spec_hash  # noqa: E402
 from ocm_rollout.api.constants import ADDON_DEPLOYMENT_CONFIG_RESOURCE, ADDON_GROUP  # noqa: E402
 from ocm_rollout.client.kube import (  # noqa: E402
@@ -110,9 +111,7 @@ class Run:
 def one_run(strategy: str, n: int, phases: list[str], timeout: float, pyspy: Path | None) -> Run:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
-                     "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
+        hub, kubeconfig = start_hub(tmp, max(10_000, 20 * n))
         controller: subprocess.Popen[bytes] | None = None
         spy: subprocess.Popen[bytes] | None = None
         agent: Agent | None = None

@@ -222,13 +222,8 @@ async def measure(works: int, concurrency: int, watchers: int, kubeconfig: Path,
     return total
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--works", type=int, default=2000, help="ManifestWorks to send the writes for")
-    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight at once")
-    parser.add_argument("--fleet", type=int, default=10000, help="fleet size the floor is computed for")
-    parser.add_argument("--watchers", type=int, default=2, help="ManifestWork watches receiving every event")
-    args = parser.parse_args()
+def measure_floor(works: int, concurrency: int, watchers: int) -> float:
+    """CPU milliseconds of one work's four writes and their events, on a hub of its own."""
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         hub = subprocess.Popen(
@@ -241,19 +236,35 @@ def main() -> int:
             deadline = time.monotonic() + 60
             while not kubeconfig.exists():
                 if time.monotonic() > deadline or hub.poll() is not None:
-                    print("the local hub did not start", file=sys.stderr)
-                    return 1
+                    raise RuntimeError("the local hub did not start")
                 time.sleep(0.2)
             time.sleep(1.0)
-            print(
-                f"{args.works:,} ManifestWorks, {args.concurrency} requests in flight, {args.watchers} watchers:"
-            )
-            per_work = asyncio.run(measure(args.works, args.concurrency, args.watchers, kubeconfig, hub.pid))
+            print(f"{works:,} ManifestWorks, {concurrency} requests in flight, {watchers} watchers:")
+            return asyncio.run(measure(works, concurrency, watchers, kubeconfig, hub.pid))
         finally:
             hub.terminate()
             hub.wait()
+
+
+def floor_seconds(per_work_ms: float, fleet: int) -> float:
+    """The shortest time ``fleet`` works' writes take on this machine's cores."""
+    return fleet * per_work_ms / 1000 / len(os.sched_getaffinity(0))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--works", type=int, default=2000, help="ManifestWorks to send the writes for")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight at once")
+    parser.add_argument("--fleet", type=int, default=10000, help="fleet size the floor is computed for")
+    parser.add_argument("--watchers", type=int, default=2, help="ManifestWork watches receiving every event")
+    args = parser.parse_args()
+    try:
+        per_work = measure_floor(args.works, args.concurrency, args.watchers)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     cores = len(os.sched_getaffinity(0))
-    floor = args.fleet * per_work / 1000 / cores
+    floor = floor_seconds(per_work, args.fleet)
     print(f"one work's four writes and their events: {per_work:.2f} ms of CPU (hub and clients together)")
     print(
         f"floor for {args.fleet:,} works on {cores} cores: {floor:.1f} s "

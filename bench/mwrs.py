@@ -64,6 +64,23 @@ def start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(cmd, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
+def start_hub(tmp: Path, history: int) -> tuple[subprocess.Popen[bytes], Path]:
+    """The local hub in its own process, keeping ``history`` watch events; it writes its
+    kubeconfig into ``tmp`` (returned with the process: wait for it with ``wait_file``)."""
+    kubeconfig = tmp / "kubeconfig"
+    cmd = [sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
+           "--history", str(history)]
+    return start(cmd, tmp / "hub.log"), kubeconfig
+
+
+def create_mwrs(client: Api, ns: str, strategy: JSON) -> None:
+    """The bench's MWRS ``bench`` in ``ns``: placement ``fleet`` under ``strategy``, ``TEMPLATE``."""
+    client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
+        "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
+        "manifestWorkTemplate": TEMPLATE,
+    }}, ns)
+
+
 def wait_file(path: Path, proc: subprocess.Popen[bytes], what: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -90,10 +107,7 @@ def setup_placement(client: Api, ns: str, clusters: list[str]) -> None:
 
 def time_rollout(client: Api, ns: str, strategy: JSON, total: int, timeout: float) -> float:
     started = time.perf_counter()
-    client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
-        "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
-        "manifestWorkTemplate": TEMPLATE,
-    }}, ns)
+    create_mwrs(client, ns, strategy)
     deadline = started + timeout
     while time.perf_counter() < deadline:
         status = client.get(MANIFEST_WORK_REPLICA_SETS, "bench", ns).get("status") or {}
@@ -197,9 +211,7 @@ def one_run(n: int, concurrency: int, timeout: float) -> tuple[float, float, flo
     """(raw create seconds, All seconds, All write-phase seconds, Progressive seconds)."""
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
-                     "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
+        hub, kubeconfig = start_hub(tmp, max(10_000, 20 * n))
         controller: subprocess.Popen[bytes] | None = None
         try:
             wait_file(kubeconfig, hub, "the local hub")

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.addon import free_port, reconciles  # noqa: E402
-from bench.mwrs import TEMPLATE, Agent, parallel, setup_placement, start, wait_file  # noqa: E402
+from bench.mwrs import Agent, create_mwrs, parallel, setup_placement, start_hub, wait_file  # noqa: E402
 from bench.scale import sample  # noqa: E402
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, NAMESPACES  # noqa: E402
 from tests.integration.helpers import Api  # noqa: E402
@@ -48,9 +48,17 @@ from tests.integration.helpers import Api  # noqa: E402
 IDLE_CPU_SECONDS = 0.05
 
 
-def passes(metrics_port: int) -> float:
-    """The controller's finished workset passes so far."""
-    return reconciles(metrics_port).get("workset", 0.0)
+def passes(metrics_port: int, wait: float = 300.0) -> float:
+    """The controller's finished workset passes so far (waiting for its metrics endpoint to
+    answer: on a loaded machine the controller takes a while to start)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return reconciles(metrics_port).get("workset", 0.0)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def cpu_of(pid: int) -> float:
@@ -80,10 +88,7 @@ def rollout(client: Api, pid: int, metrics_port: int, ns: str, strategy: JSON, d
     cpu_before = settle(pid, settle_seconds)
     passes_before = passes(metrics_port)
     started = time.perf_counter()
-    client.create(MANIFEST_WORK_REPLICA_SETS, {"metadata": {"name": "bench", "namespace": ns}, "spec": {
-        "placementRefs": [{"name": "fleet", "rolloutStrategy": strategy}],
-        "manifestWorkTemplate": TEMPLATE,
-    }}, ns)
+    create_mwrs(client, ns, strategy)
     deadline = started + timeout
     while summary(client, ns).get(done) != n:
         if time.perf_counter() > deadline:
@@ -100,9 +105,7 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, tuple[float, float, 
     metrics_port = free_port()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig", str(kubeconfig),
-                     "--history", str(max(10_000, 20 * n))], tmp / "hub.log")
+        hub, kubeconfig = start_hub(tmp, max(10_000, 20 * n))
         controller: subprocess.Popen[bytes] | None = None
         spy: subprocess.Popen[bytes] | None = None
         try:

@@ -9,13 +9,21 @@ measures, from outside, through the official ``kubernetes`` client:
   maxConcurrency 20%, a one-ConfigMap template), timed from creating the MWRS to its
   ``PlacementRolledOut`` condition True, next to the ideal the simulated agents' delays allow
   (waves x (applyDelay + progressDuration) of the default profile: 5 x 3 s);
-- RSS of every process after the rollout (N clusters and N ManifestWorks) and idle CPU again.
+- RSS of every process after the rollout (N clusters and N ManifestWorks) and idle CPU again;
+- the CPU each process spent during the rollout;
+- after ``up`` has stopped, ``bench/floor.py``'s floor measured in the same run (``--floor-works``
+  works' four writes and their events, scaled to N works on this machine's cores), and the rollout
+  as a ratio of it (issue 26's target: at most 1.5x at 10,000 clusters).
+
+``--pyspy DIR`` records every process of ``up`` with py-spy (``--gil --nonblocking``, folded
+stacks ``DIR/NAME-N.txt``) during the rollout.
 
 Targets (issue 14): 10,000 clusters Available in <= 60 s; rollout within 1.5x of the ideal;
 controller RSS <= 300 MB and hub RSS <= 1 GB at 10,000 clusters and 10,000 works; idle CPU
 <= 25% of a core.
 
     .venv/bin/python bench/scale.py [--clusters 1000,5000,10000] [--idle 20] [--timeout 600]
+        [--floor-works 2000] [--pyspy DIR]
 """
 
 from __future__ import annotations
@@ -257,19 +265,62 @@ def _show(title: str, values: dict[str, float], unit: str) -> None:
     print(f"  {title}: {parts}", flush=True)
 
 
-def run(clusters: int, idle: float, timeout: float, extra: list[str]) -> None:
+class Recorder:
+    """py-spy recording every process of a tree until ``stop``."""
+
+    def __init__(self, pid: int, directory: Path | None, clusters: int) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        if directory is None:
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        pyspy = Path(sys.executable).with_name("py-spy")
+        for each, what in sample(pid).items():
+            label = what.name.split(" (")[0].replace(" ", "-")
+            out = directory / f"{label}-{clusters}.txt"
+            self.procs.append(subprocess.Popen(
+                [str(pyspy), "record", "--gil", "--nonblocking", "--format", "raw", "--rate", "50",
+                 "-p", str(each), "-o", str(out)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ))
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one fleet size measured, for the summary."""
+
+    clusters: int
+    startup: float
+    rollout: float
+    idle: float
+
+
+def run(clusters: int, idle: float, timeout: float, extra: list[str], pyspy: Path | None) -> Figures:
     print(f"== {clusters} clusters", flush=True)
     up = Up(clusters, extra)
     try:
         api = kubernetes.client.CustomObjectsApi(up.client())
 
         wait_available(api, clusters, timeout)
-        print(f"  start-up to all Available: {time.monotonic() - up.started:.1f} s", flush=True)
-        _show("idle CPU (% of a core)", cpu_over(up.proc.pid, idle), "%")
+        startup = time.monotonic() - up.started
+        print(f"  start-up to all Available: {startup:.1f} s", flush=True)
+        idle_cpu = cpu_over(up.proc.pid, idle)
+        _show("idle CPU (% of a core)", idle_cpu, "%")
         _show("RSS (MB)", rss(up.proc.pid), "")
 
         api.create_namespaced_custom_object(CLUSTER_GROUP, PLACEMENT_VERSION, NAMESPACE, "placements",
                                             placement("scale"))
+        recorder = Recorder(up.proc.pid, pyspy, clusters)
+        before = sample(up.proc.pid)
         start = time.monotonic()
         api.create_namespaced_custom_object(WORK_GROUP, WORKSET_VERSION, NAMESPACE, "manifestworkreplicasets",
                                             workset("scale", "scale"))
@@ -281,11 +332,16 @@ def run(clusters: int, idle: float, timeout: float, extra: list[str]) -> None:
 
         wait(done, timeout, "the rollout")
         took = time.monotonic() - start
+        after = sample(up.proc.pid)
+        recorder.stop()
+        spent = {s.name: s.cpu - before[p].cpu for p, s in after.items() if p in before}
+        _show("CPU during the rollout (s)", spent, " s")
         ideal = math.ceil(100 / int(MAX_CONCURRENCY.rstrip("%"))) * SECONDS_PER_WAVE
         print(f"  rollout (Progressive {MAX_CONCURRENCY}) to Complete: {took:.1f} s; ideal {ideal:.0f} s "
               f"({took / ideal:.2f}x)", flush=True)
         _show(f"RSS with {clusters} works (MB)", rss(up.proc.pid), "")
         _show("idle CPU after the rollout (% of a core)", cpu_over(up.proc.pid, idle), "%")
+        return Figures(clusters, startup, took, sum(idle_cpu.values()))
     finally:
         up.stop()
 
@@ -295,11 +351,37 @@ def main() -> int:
     parser.add_argument("--clusters", default="1000,5000,10000", help="comma-separated fleet sizes")
     parser.add_argument("--idle", type=float, default=20.0, help="seconds of each idle CPU sample")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for each phase")
+    parser.add_argument("--floor-works", type=int, default=2000,
+                        help="works bench/floor.py's measurement sends (0: no floor)")
+    parser.add_argument("--pyspy", type=Path, help="record every process of `up` during the rollout here")
     parser.add_argument("up_args", nargs="*", help="extra flags for `ocm-rollout up` (after --)")
     args = parser.parse_args()
-    for size in (int(s) for s in args.clusters.split(",") if s.strip()):
-        run(size, args.idle, args.timeout, args.up_args)
+    figures = [
+        run(size, args.idle, args.timeout, args.up_args, args.pyspy)
+        for size in (int(s) for s in args.clusters.split(",") if s.strip())
+    ]
+    summarise(figures, args.floor_works)
     return 0
+
+
+def summarise(figures: list[Figures], floor_works: int) -> None:
+    """The floor measured now, and each rollout as a ratio of it."""
+    per_work = 0.0
+    if floor_works > 0:
+        import floor  # bench/floor.py, which imports this module's MANIFEST: imported late
+
+        print("== floor (bench/floor.py, same run)", flush=True)
+        per_work = floor.measure_floor(floor_works, 8, 2)
+        print(f"  one work's four writes and their events: {per_work:.2f} ms of CPU", flush=True)
+    print("== summary", flush=True)
+    for each in figures:
+        line = (f"  {each.clusters} clusters: start-up {each.startup:.1f} s, idle CPU {each.idle:.0f}% of a core "
+                f"(all processes), rollout {each.rollout:.1f} s")
+        if per_work:
+            least = floor.floor_seconds(per_work, each.clusters)
+            line += f", floor {least:.1f} s, rollout/floor {each.rollout / least:.2f}x (target 1.5x)"
+        print(line, flush=True)
+    print(f"  load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
 
 
 if __name__ == "__main__":

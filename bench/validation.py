@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.mwrs import TEMPLATE, Agent, parallel, setup_placement, start, wait_file  # noqa: E402
+from bench.mwrs import TEMPLATE, Agent, parallel, setup_placement, start_hub, wait_file  # noqa: E402
 from bench.scale import sample  # noqa: E402
 from ocm_rollout.client.kube import JSON, MANIFEST_WORK_REPLICA_SETS, NAMESPACES  # noqa: E402
 from tests.integration.fake_prometheus import FakePrometheus  # noqa: E402
@@ -83,9 +83,7 @@ def one_rollout(client: Api, kubeconfig: str, pid: int, ns: str, clusters: list[
 def one_run(n: int, count: int, timeout: float) -> tuple[tuple[float, float], tuple[float, float], int]:
     with tempfile.TemporaryDirectory() as tmp_name, FakePrometheus() as prometheus:
         tmp = Path(tmp_name)
-        kubeconfig = tmp / "kubeconfig"
-        hub = start([sys.executable, "-m", "ocm_rollout.sandbox.server", "--port", "0", "--kubeconfig",
-                     str(kubeconfig), "--history", str(max(10_000, 40 * n))], tmp / "hub.log")
+        hub, kubeconfig = start_hub(tmp, max(10_000, 40 * n))
         controller: subprocess.Popen[bytes] | None = None
         try:
             wait_file(kubeconfig, hub, "the local hub")

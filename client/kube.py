@@ -20,6 +20,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from ocm_rollout.api import constants
+from ocm_rollout.client.authrefresh import throttle_refresh
 from ocm_rollout.client.fencing import UNFENCED, WriteFence
 
 JSON = dict[str, Any]
@@ -159,12 +160,14 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
     if kubeconfig is None:
         try:
             kubernetes.config.load_incluster_config(client_configuration=configuration)
+            throttle_refresh(configuration)
             return ApiClient(configuration)
         except kubernetes.config.ConfigException:
             pass
     kubernetes.config.load_kube_config(
         config_file=kubeconfig, context=context, client_configuration=configuration
     )
+    throttle_refresh(configuration)
     return ApiClient(configuration)
 
 

@@ -19,6 +19,9 @@ ManifestWorkReplicaSet controller's write rate. ``WatchCache`` does only what it
 - ``remember(obj)`` puts an object the caller just wrote into the cache ("read your writes");
   callbacks still hear of that version: from its watch event or, if a 410 lost the event, from
   the next listing (which compares with the last version told, not with the cache);
+- with ``by_namespace=True``, ``keys_in(namespace)`` gives the keys cached in one namespace
+  without a scan of every object (a fleet's agents look up one cluster's ManifestWorks among
+  ten thousand);
 
 The watch stream is read and decoded in a worker thread through the official client
 (``Kube.api_client``: the same kubeconfig and code path as every other request); the events of
@@ -103,12 +106,15 @@ class WatchCache:
         namespace: str | None = None,
         label_selector: str | None = None,
         on_change: ChangeCallback | None = None,
+        by_namespace: bool = False,
     ) -> None:
         self.kube = kube
         self.resource = resource
         self.namespace = namespace
         self.label_selector = label_selector
         self.objects: dict[Key, JSON] = {}
+        # namespace -> names cached there (in the order they came), kept with ``objects`` when asked for.
+        self._names: dict[str, dict[str, None]] | None = {} if by_namespace else None
         # The resourceVersion of the last version of each object the callbacks were told about.
         # A listing compares with it, not with ``objects``: a version the caller ``remember``ed
         # (no callback) whose watch event was lost to a 410 must still reach the callbacks.
@@ -131,10 +137,38 @@ class WatchCache:
     def __len__(self) -> int:
         return len(self.objects)
 
+    def keys_in(self, namespace: str) -> list[Key]:
+        """The keys cached in ``namespace`` (a scan unless the cache indexes namespaces)."""
+        if self._names is None:
+            return [key for key in self.objects if key[0] == namespace]
+        return [(namespace, name) for name in self._names.get(namespace, ())]
+
+    def _index(self, key: Key) -> None:
+        """Bring the namespace index in line with ``objects`` for ``key``."""
+        if self._names is None:
+            return
+        namespace, name = key
+        if key in self.objects:
+            self._names.setdefault(namespace, {})[name] = None
+            return
+        names = self._names.get(namespace)
+        if names is not None:
+            names.pop(name, None)
+            if not names:
+                del self._names[namespace]
+
+    def _reindex(self) -> None:
+        if self._names is None:
+            return
+        self._names = {}
+        for namespace, name in self.objects:
+            self._names.setdefault(namespace, {})[name] = None
+
     def remember(self, obj: JSON) -> None:
         """Cache an object the caller just wrote (unless the cache holds a newer one), so its next
         pass does not act on the copy it replaced before the watch event arrives. No callback."""
         apply_event(self.objects, "MODIFIED", obj)
+        self._index(key_of(obj))
 
     def _notify(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         if event_type == "DELETED":
@@ -165,6 +199,7 @@ class WatchCache:
             query["continue"] = str(token)
         fresh = {key_of(item): item for item in items}
         old, self.objects, self._version = self.objects, fresh, version
+        self._reindex()
         first = not self._listed_once
         self._listed_once = True
         for key, obj in fresh.items():
@@ -274,6 +309,7 @@ class WatchCache:
         if not newer(obj, previous):
             return  # older than what is cached (a write remembered before its event came)
         apply_event(self.objects, event_type, obj)
+        self._index(key_of(obj))
         self._notify(event_type, obj, previous)
 
     async def _watch(self) -> None:

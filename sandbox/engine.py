@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import contextlib
 import contextvars
 import copy
@@ -210,6 +211,8 @@ class Engine:
         if ns_filter is None and pinned_ns is not None:
             ns_filter = pinned_ns
         pinned_name = fields.exact("metadata.name")
+        if pinned_name is None and fields.empty:
+            return self._list_matching(rt, version, ns_filter, labels, limit, list_rv, start_after)
         if pinned_name is not None:
             spaces = [ns_filter] if ns_filter is not None else sorted(self.store.namespaces_in(rt.bucket))
             if not rt.namespaced:
@@ -244,6 +247,32 @@ class Engine:
             last = raw[-1]["metadata"]
             token = _encode_continue(list_rv, (last.get("namespace", ""), last["name"]))
         return ListResult(items, str(list_rv), token, remaining if more else None, raw)
+
+    def _list_matching(
+        self,
+        rt: ResourceType,
+        version: str,
+        namespace: str | None,
+        labels: LabelSelector,
+        limit: int,
+        list_rv: int,
+        start_after: tuple[str, str] | None,
+    ) -> ListResult:
+        """A list with no field selector: the page after ``start_after`` among the keys the label
+        selector matches (kept by the store between pages and lists while no object of the
+        bucket is added, removed or relabelled)."""
+        keys = self.store.matching_keys(rt.bucket, namespace, tuple(labels.requirements), labels.matches)
+        begin = 0 if start_after is None else bisect.bisect_right(keys, start_after)
+        end = len(keys) if not limit else min(begin + limit, len(keys))
+        raw = [obj for key in keys[begin:end] if (obj := self.store.get(rt.bucket, *key)) is not None]
+        convert = rt.from_storage is not None or version != rt.storage_version
+        items = [self.to_version(rt, version, obj) for obj in raw] if convert else list(raw)
+        more = end < len(keys)
+        token = None
+        if more and raw:
+            last = raw[-1]["metadata"]
+            token = _encode_continue(list_rv, (last.get("namespace", ""), last["name"]))
+        return ListResult(items, str(list_rv), token, len(keys) - end if more else None, raw)
 
     # admission ----------------------------------------------------------------------------------
 

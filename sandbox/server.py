@@ -661,8 +661,10 @@ class LocalHub:
         if fmt.encoding == PROTOBUF:
             body = protobuf.encode(self._present(target, obj, fmt, request))
             content_type = protobuf.CONTENT_TYPE
-        elif fmt.shape == OBJECT and stored is not None and stored is obj:
-            body = self.store.encode_stored(target.rt.bucket, stored)
+        elif fmt.shape == OBJECT and (stored if stored is not None else self._stored(target, obj)) is obj:
+            # The object as stored (a write's result included): its bytes were made once, when
+            # it was written, for the watches, GET and LIST alike.
+            body = self.store.encode_stored(target.rt.bucket, obj)
         else:
             body = _dumps(self._present(target, obj, fmt, request))
         served = target.rt.versions[target.version]
@@ -672,6 +674,15 @@ class LocalHub:
                 served.deprecation_warning or f"{target.rt.api_version(target.version)} {target.rt.kind} is deprecated"
             )
         return _json_response(body, status, warnings, content_type)
+
+    def _stored(self, target: _Target, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored object of ``obj``'s name (``obj`` itself when a write returns what it stored)."""
+        assert self.store is not None
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            return None
+        namespace = meta.get("namespace") if target.rt.namespaced else ""
+        return self.store.get(target.rt.bucket, namespace if isinstance(namespace, str) else "", meta["name"])
 
     async def _resource(self, request: web.Request, target: _Target, user: str) -> web.StreamResponse:
         assert self.engine is not None and self.store is not None

@@ -68,7 +68,7 @@ from ocm_rollout.client.kube import (
     Resource,
 )
 from ocm_rollout.client.queue import WorkQueue, run_workers
-from ocm_rollout.client.watchcache import Key, WatchCache
+from ocm_rollout.client.watchcache import Key, WatchCache, resource_version
 from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.addon import (
     ConfigKey,
@@ -182,12 +182,15 @@ class Simulation:
             self.plans[plan.member.name] = plan
         self.started_at = clock()
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
+        # work -> resourceVersion of the work agent's last write of it, until its watch event comes:
+        # the pass that wrote it already acted on that version (see _on_work).
+        self._agent_wrote: dict[Key, str] = {}
         self._reachable: dict[str, bool] = {}
         self._cluster_objects: dict[str, ClusterObjects] = {}  # cluster -> its objects (from the works)
         self.metrics = FleetMetrics(self.plans, clock=lambda: self.elapsed(self.clock()), shown=self._shows_metrics)
 
         self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
-        self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work)
+        self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work, by_namespace=True)
         self.leases = WatchCache(
             kube, LEASES, label_selector=names.CLUSTER_NAME_LABEL, on_change=self._on_lease
         )
@@ -306,11 +309,14 @@ class Simulation:
         addon = str((obj["metadata"].get("labels") or {}).get(names.ADDON_NAME_LABEL) or "")
         if addon and key[1] == deploy_work_name(addon):
             self._queue_addons([(key[0], addon)])
+        wrote = self._agent_wrote.pop(key, None)
         if event_type == "DELETED":
             self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
             if key[0] in self.plans:  # its agent lets go of the work's objects
                 self.work_queue.add(key)
             return
+        if wrote is not None and wrote == resource_version(obj):
+            return  # the event of the work agent's own write: the pass that made it went on from it
         if key[0] in self.plans:
             self.work_queue.add(key)
 
@@ -414,9 +420,8 @@ class Simulation:
         if not reachable:
             return until_change
         if was_reachable is False:
-            for key in list(self.works.objects):
-                if key[0] == name:
-                    self.work_queue.add(key)
+            for key in self.works.keys_in(name):
+                self.work_queue.add(key)
 
         await self._renew_lease(name, now, plan.lease_duration_seconds)
         cluster = self.clusters.get(name)
@@ -544,7 +549,7 @@ class Simulation:
         """The objects on ``cluster``; after a (re)start, rebuilt from its works' statuses."""
         store = self._cluster_objects.get(cluster)
         if store is None:
-            store = ClusterObjects.from_works(w for k, w in self.works.objects.items() if k[0] == cluster)
+            store = ClusterObjects.from_works(self.works.objects[k] for k in self.works.keys_in(cluster))
             self._cluster_objects[cluster] = store
         return store
 
@@ -564,8 +569,8 @@ class Simulation:
         else:
             self.metrics.released(cluster, name)
         if store.shape() != before:
-            for other in list(self.works.objects):
-                if other[0] == cluster and other != key:
+            for other in self.works.keys_in(cluster):
+                if other != key:
                     self.work_queue.add(other)
 
     async def reconcile_work(self, key: Key) -> float | None:
@@ -589,13 +594,13 @@ class Simulation:
             try:
                 if step.add_finalizer:
                     finalizers = [*((work.get("metadata") or {}).get("finalizers") or []), names.MANIFEST_WORK_FINALIZER]
-                    self.works.remember(
-                        await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": finalizers}})
+                    self._remember_own(
+                        key, await self.writer.merge_patch(MANIFEST_WORKS, work, {"metadata": {"finalizers": finalizers}})
                     )
                     continue
                 if step.status is not None:
                     written = await self.writer.replace_status(MANIFEST_WORKS, work, step.status)
-                    self.works.remember(written)
+                    self._remember_own(key, written)
                     self._report_work(namespace, name, work, written)
                     work = written
                 if step.remove_finalizer:
@@ -618,6 +623,11 @@ class Simulation:
                     return None
                 return max((step.wake_at - now).total_seconds(), 0.01)
         return CONFLICT_RETRY_SECONDS
+
+    def _remember_own(self, key: Key, written: JSON) -> None:
+        """Cache a version the work agent wrote; its watch event then queues no pass of its own."""
+        self.works.remember(written)
+        self._agent_wrote[key] = resource_version(written)
 
     def _report_work(self, namespace: str, name: str, before: JSON, after: JSON) -> None:
         def summary(obj: JSON) -> str:

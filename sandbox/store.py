@@ -16,7 +16,7 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,10 @@ class Store:
         self.listeners: list[Callable[[str, Event], None]] = []
         # Serialised JSON of stored objects, reused by GET, LIST and WATCH while unchanged.
         self.encoded: dict[Key, tuple[dict[str, Any], bytes]] = {}
+        # Per bucket, a count of the writes that added or removed an object or changed its labels:
+        # while it stays, the objects a label selector matches stay the same (see matching_keys).
+        self.membership: dict[str, int] = {}
+        self._matched: dict[tuple[str, str | None, Any], tuple[int, list[tuple[str, str]]]] = {}
         self.persistence = Persistence(data) if data is not None else None
         self._flush_scheduled = False
         if self.persistence is not None:
@@ -276,9 +280,40 @@ class Store:
             self.encoded[key] = (obj, data)
         return data
 
+    def matching_keys(
+        self, bucket: str, namespace: str | None, selector: Hashable, matches: Callable[[dict[str, Any]], bool]
+    ) -> list[tuple[str, str]]:
+        """The (namespace, name) of every object of ``bucket`` (in ``namespace``) whose labels
+        ``matches`` accepts, in key order. ``selector`` names the predicate: the answer is kept
+        until an object of the bucket is added, removed or relabelled, so that the pages of a
+        paginated list, and lists repeated while only statuses change, do not look at every
+        object again."""
+        version = self.membership.get(bucket, 0)
+        memo = (bucket, namespace, selector)
+        hit = self._matched.get(memo)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        keys = [
+            (meta.get("namespace", ""), meta["name"])
+            for obj in self.iter(bucket, namespace)
+            if matches((meta := obj["metadata"]).get("labels") or {})
+        ]
+        self._matched.pop(memo, None)
+        while len(self._matched) >= MATCHED_KEPT:
+            del self._matched[next(iter(self._matched))]
+        self._matched[memo] = (version, keys)
+        return keys
+
     def _place(self, key: Key, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         bucket, ns, name = key
         self.encoded.pop(key, None)
+        before = self.get(bucket, ns, name)
+        if (
+            obj is None
+            or before is None
+            or (before.get("metadata") or {}).get("labels") != (obj.get("metadata") or {}).get("labels")
+        ):
+            self.membership[bucket] = self.membership.get(bucket, 0) + 1
         if old is not None:
             uid = old.get("metadata", {}).get("uid")
             if uid and self.by_uid.get(uid) == key:
@@ -408,6 +443,10 @@ class Store:
 
     def all_watchers(self) -> list[Watcher]:
         return [w for ws in self.watchers.values() for w in ws]
+
+
+# Label-selector answers kept (matching_keys), the oldest dropped first.
+MATCHED_KEPT = 16
 
 
 def etcd_key(key: Key) -> str:

@@ -15,7 +15,6 @@ events → metrics → the outcome (docs/behaviour/addons.md 4-10, docs/behaviou
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,6 +41,7 @@ from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
 from ocm_rollout.controllers.rollout.verification_pass import PassVerification
 from ocm_rollout.controllers.runtime import metrics
+from ocm_rollout.controllers.runtime.coalesce import PassCost
 from ocm_rollout.controllers.runtime.events import WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
 
@@ -85,7 +85,7 @@ class CmaPass:
     verification: PassVerification = field(default_factory=PassVerification)
     # Seconds this pass spent computing over the whole fleet (install plan, reading the MCAs,
     # the rollout plan): how long the next MCA change waits for it (``coalesce``).
-    computing: float = 0.0
+    computing: PassCost = field(default_factory=PassCost)
 
     @property
     def planned(self) -> ConfigRolloutPlan:
@@ -133,9 +133,8 @@ async def install_mcas(ctl: AddonController, p: CmaPass) -> Outcome | None:
     p.placements = ctl.placement_inputs(p.body)
     if not p.managed:
         return None
-    began = time.perf_counter()
-    plan = install.plan_install(p.body, p.placements, list(ctl.mcas(p.name).values()), ctl.clusters_by_name())
-    p.computing += time.perf_counter() - began
+    with p.computing.measure():
+        plan = install.plan_install(p.body, p.placements, list(ctl.mcas(p.name).values()), ctl.clusters_by_name())
     p.install_failed = await mca_io.create_mcas(ctl, p.name, plan.creates)
     p.install_failed = await mca_io.delete_mcas(ctl, p.body, plan.deletes) or p.install_failed
     if plan.missing_clusters:
@@ -174,20 +173,19 @@ async def verify(ctl: AddonController, p: CmaPass) -> Outcome | None:
 def _plan(ctl: AddonController, p: CmaPass) -> ConfigRolloutPlan:
     return configrollout.plan_config_rollout(
         cma={**p.body, "status": p.status}, mcas=p.mcas, placements=p.placements, reserved=p.record,
-        now=p.now, hash_of=ctl.configs.spec_hash,
+        now=p.now, hash_of=ctl.configs.spec_hash, judge=ctl.judge_memo(p.name),
     )
 
 
 async def plan_rollout(ctl: AddonController, p: CmaPass) -> Outcome | None:
-    began = time.perf_counter()
-    p.mcas = ctl.mcas(p.name)
-    try:
-        p.record = reservations.of_owner(p.body)
-    except ReservationRecordError as exc:
-        log.warning("ignoring a damaged reservation record", extra={"key": p.name, "error": str(exc)})
-        p.record = reservations.EMPTY
-    p.plan = _plan(ctl, p)
-    p.computing += time.perf_counter() - began
+    with p.computing.measure():
+        p.mcas = ctl.mcas(p.name)
+        try:
+            p.record = reservations.of_owner(p.body)
+        except ReservationRecordError as exc:
+            log.warning("ignoring a damaged reservation record", extra={"key": p.name, "error": str(exc)})
+            p.record = reservations.EMPTY
+        p.plan = _plan(ctl, p)
     return None
 
 

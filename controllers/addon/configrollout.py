@@ -59,7 +59,7 @@ Pure: no I/O; ``now`` is an argument.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -589,6 +589,18 @@ def _inherits(entry: AddonEntry, node_desired: DesiredConfigs) -> bool:
     return True
 
 
+Judged = tuple[RolloutStatus, int | None, int]
+#: Section 7 for the MCA of a cluster against its desired configurations: ``(cluster, mca,
+#: desired) -> _judge(mca, desired)``, derived afresh (``judge_direct``) or remembered between
+#: passes (``judge_memo.JudgeMemo``), always the same answer.
+Judge = Callable[[str, Mapping[str, Any], DesiredConfigs], Judged]
+
+
+def judge_direct(_cluster: str, mca: Mapping[str, Any], desired: DesiredConfigs) -> Judged:
+    """``Judge`` without memory: the reference every memo is held to."""
+    return _judge(mca, desired)
+
+
 @dataclass
 class _Pass:
     now: datetime
@@ -607,6 +619,7 @@ class _Pass:
     #: The promotions annotation on the CMA, by placement ``<namespace>/<name>``, and what is wrong with it.
     promotions: Mapping[str, Promotion] = field(default_factory=dict)
     promotions_problem: str | None = None
+    judge: Judge = judge_direct
 
     def configured(self, entry: AddonEntry, says: int, configured: bool) -> None:
         """Set the MCA's Configured condition (8.2, 8.3) unless it already says so."""
@@ -633,11 +646,9 @@ class _Pass:
             self.mca_status[entry.cluster] = status
 
 
-Judged = tuple[RolloutStatus, int | None, int]
-
-
-def _judge_all(children: Mapping[str, AddonEntry]) -> dict[str, Judged]:
-    return {cluster: _judge(entry.mca, entry.desired) for cluster, entry in children.items()}
+def _judge_all(run: _Pass, children: Mapping[str, AddonEntry]) -> dict[str, Judged]:
+    judge = run.judge
+    return {cluster: judge(cluster, entry.mca, entry.desired) for cluster, entry in children.items()}
 
 
 def _failure_messages(children: Mapping[str, AddonEntry], statuses: Mapping[str, str], among: Iterable[str] | None = None) -> dict[str, str]:
@@ -653,7 +664,7 @@ def _failure_messages(children: Mapping[str, AddonEntry], statuses: Mapping[str,
 def _plan_defaults(run: _Pass, graph: ConfigGraph) -> NodeReport:
     """The defaults node: every MCA not Succeeded is written at once (no strategy, no fence)."""
     node = graph.defaults
-    found = _judge_all(node.children)
+    found = _judge_all(run, node.children)
     report = NodeReport("", "", error=node.held_reason if node.held else None)
     report.statuses = {c: j[0] for c, j in found.items()}
     report.configured = frozenset(node.children)
@@ -719,10 +730,11 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     existing: list[ClusterRolloutStatus] = []
     failing: list[str] = []
     verifies = strategy_verifies(node.strategy)
+    judge = run.judge
     shown: dict[str, str] = {}
     validating: set[str] = set()
     for cluster, entry in children.items():
-        judged = found[cluster] = _judge(entry.mca, entry.desired)
+        judged = found[cluster] = judge(cluster, entry.mca, entry.desired)
         if verifies and judged[0] is SUCCEEDED:
             # An applied MCA validates first (docs/behaviour/validation.md): in flight until its verdict.
             check = verified(entry.mca, entry.desired, judged[1])
@@ -827,6 +839,9 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
     # 8.1: the rollout list, in cluster-name order. A write giving an MCA a new desired
     # configuration puts it in flight: it needs a reservation (new ones within the budget) and
     # complete decisions; one that cannot be sent leaves the MCA ToApply (Configured False).
+    # An MCA past the budget is not written at all: the next pass, at once, gives it its
+    # configurations (a Configured False now would be one more write of the MCA, and one more
+    # pass of its own, per MCA of a wide rollout, only to be set True seconds later).
     widening: set[str] = set()
     deferred = 0
     for cluster in sorted(c for c in rollout if c in children):
@@ -840,7 +855,6 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
             if cluster not in kept:
                 if run.budget <= 0:
                     deferred += 1
-                    run.configured(entry, says, False)
                     continue
                 run.budget -= 1
             widening.add(cluster)
@@ -1068,6 +1082,7 @@ def plan_config_rollout(
     now: datetime,
     max_new_reservations: int = MAX_NEW_PER_PASS,
     hash_of: HashOf | None = None,
+    judge: Judge = judge_direct,
 ) -> ConfigRolloutPlan:
     """One pass of the configuration rollout of ``cma`` (see the module docstring).
 
@@ -1078,12 +1093,13 @@ def plan_config_rollout(
     The abort record and the paused, abort and retry annotations are read from ``cma``;
     ``hash_of`` looks up the current spec hash of a configuration object (whether a last known
     good one still exists); without it (a read-only report) an object the CMA status does not
-    name is taken as unchanged.
+    name is taken as unchanged. ``judge`` gives each MCA's rollout status (section 7): afresh,
+    or from a memo of the previous passes (``judge_memo``), with the same answers.
     """
     status = mapping_at(cma, "status")
     if not is_lifecycle_managed(cma):
         return ConfigRolloutPlan(cma_status=dict(status), reservations=reserved, managed=False)
-    return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations, hash_of)
+    return _plan(cma, status, mcas, placements, reserved, now, max_new_reservations, hash_of, judge)
 
 
 def _plan(
@@ -1095,6 +1111,7 @@ def _plan(
     now: datetime,
     max_new_reservations: int,
     hash_of: HashOf | None,
+    judge: Judge,
 ) -> ConfigRolloutPlan:
     graph = build_graph(cma, mcas, placements)
     plan = ConfigRolloutPlan(paused=aborting.is_paused(cma))
@@ -1107,6 +1124,7 @@ def _plan(
         paused=plan.paused, aborts=plan.aborts_read, abort_request=aborting.abort_request(cma),
         retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
         known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),
+        judge=judge,
     )
     run.promotions, run.promotions_problem = read_promotions(annotations_of(cma))
     reports: dict[tuple[str, str], NodeReport] = {}

@@ -19,6 +19,7 @@ from ocm_rollout.api.constants import (
     LABEL_ADDON_NAMESPACE,
 )
 from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.common.kept_order import KeptOrder
 from ocm_rollout.controllers.common.wire import (
     annotations_of,
     is_deleting,
@@ -137,6 +138,9 @@ class AddonIndexes:
 
     def __init__(self) -> None:
         self.mcas_by_name: dict[str, dict[str, JSON]] = {}  # addon name -> cluster -> MCA
+        # addon name -> its clusters in order, kept until an MCA of that add-on comes or goes (a
+        # new version of an MCA, the common event of a rollout, changes no cluster).
+        self.mca_order: KeptOrder[str, str] = KeptOrder()
         self.works_by_key: dict[str, dict[tuple[str, str], JSON]] = {}  # MCA key -> works
         self.cma_placements = Reverse()  # CMA name -> (namespace, name) of its placements
         self.cma_configs = Reverse()  # CMA name -> configurations it names
@@ -167,12 +171,16 @@ class AddonIndexes:
         if event_type == "DELETED":
             bucket = self.mcas_by_name.get(name)
             if bucket is not None:
-                bucket.pop(cluster, None)
+                if bucket.pop(cluster, None) is not None:
+                    self.mca_order.forget(name)
                 if not bucket:
                     del self.mcas_by_name[name]
             self.mca_configs.put(f"{cluster}/{name}", set())
             return
-        self.mcas_by_name.setdefault(name, {})[cluster] = obj
+        bucket = self.mcas_by_name.setdefault(name, {})
+        if cluster not in bucket:
+            self.mca_order.forget(name)
+        bucket[cluster] = obj
         self.mca_configs.put(f"{cluster}/{name}", config_keys((obj.get("spec") or {}).get("configs") or []))
 
     def on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
@@ -186,6 +194,10 @@ class AddonIndexes:
         key = work_key(obj)
         if key is not None and event_type != "DELETED":
             self.works_by_key.setdefault(key, {})[ref] = obj
+
+    def sorted_mcas(self, name: str) -> list[tuple[str, JSON]]:
+        """(cluster, MCA) of add-on ``name`` in cluster order."""
+        return self.mca_order.items(name, self.mcas_by_name.get(name))
 
     # -- keys to re-queue ----------------------------------------------------------------------
     def mca_keys_of_cma(self, name: str) -> list[str]:

@@ -21,6 +21,7 @@ from ocm_rollout.client.kube import (
 )
 from ocm_rollout.controllers.addon import install
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
+from ocm_rollout.controllers.runtime import confirm as confirming
 from ocm_rollout.controllers.runtime.events import WARNING
 from ocm_rollout.controllers.runtime.overlay import strictly_newer
 
@@ -118,8 +119,23 @@ async def delete_mcas(ctl: AddonController, body: JSON, deletes: list[install.Mc
 async def confirm_mcas(ctl: AddonController, name: str, planned_from: dict[str, JSON]) -> dict[str, JSON] | None:
     """The MCAs of ``name`` as the API holds them, merged over the cache's (which may lag, e.g.
     right after a restart); None when the cache was up to date. The cache learns a listed MCA
-    only if it shows nothing newer (the watch may have delivered a later version meanwhile)."""
-    stored = await ctl.runtime.list_objects(MANAGED_CLUSTER_ADDONS, field_selector=f"metadata.name={name}")
+    only if it shows nothing newer (the watch may have delivered a later version meanwhile).
+
+    The API is asked for the MCAs' metadata first: when no version it lists is newer than the one
+    planned from (the cache kept up, the common case), that is the answer, for a fraction of the
+    bytes; otherwise the newer MCAs are read (``runtime.confirm``: one by one when they are few)
+    and merged."""
+    selector = f"metadata.name={name}"
+    listed = await ctl.runtime.list_objects(MANAGED_CLUSTER_ADDONS, field_selector=selector, metadata_only=True)
+    keys = confirming.newer_keys(listed, lambda key: planned_from.get(key[0]))
+
+    async def read_one(namespace: str, _name: str) -> list[JSON]:
+        return await ctl.runtime.kube.list_objects(MANAGED_CLUSTER_ADDONS, namespace, field_selector=selector)
+
+    async def read_all() -> list[JSON]:
+        return await ctl.runtime.list_objects(MANAGED_CLUSTER_ADDONS, field_selector=selector)
+
+    stored = await confirming.read_newer(keys, len(listed), read_one, read_all)
     merged = dict(planned_from)
     changed = False
     for mca in stored:

@@ -46,17 +46,18 @@ from ocm_rollout.client.kube import (
 from ocm_rollout.controllers.addon import cma_steps, mca_io, mca_steps
 from ocm_rollout.controllers.addon import verify as verifying
 from ocm_rollout.controllers.addon.cma_steps import RESYNC_SECONDS, CmaPass
-from ocm_rollout.controllers.addon.coalesce import Coalescer
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
 from ocm_rollout.controllers.addon.indexes import AddonIndexes, addon_annotations, cma_placements, work_keys
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.addon.install import is_lifecycle_managed
+from ocm_rollout.controllers.addon.judge_memo import JudgeMemo
 from ocm_rollout.controllers.addon.mca_steps import McaPass
 from ocm_rollout.controllers.common.wire import is_deleting, labels_of, name_of, namespace_of
 from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.cache import Cache
 from ocm_rollout.controllers.runtime.chain import run_chain
+from ocm_rollout.controllers.runtime.coalesce import Coalescer
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING, Told
 from ocm_rollout.controllers.runtime.metric_queries import MetricQueries
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome
@@ -106,11 +107,13 @@ class AddonController:
         self.mcas_by_name = ix.mcas_by_name
         # uids of hand-made MCAs this run adopted, so that their deletion is still told as such.
         self.adopted: set[str] = set()
+        # CMA name -> its MCAs' rollout statuses as the last passes judged them (``judge_memo``).
+        self.judge_memos: dict[str, JudgeMemo] = {}
         self.cma_queue = runtime.queue("addon", self.reconcile_cma, retry_base=RETRY_BASE_SECONDS, retry_max=RETRY_MAX_SECONDS)
         self.mca_queue = runtime.queue("addon-mca", self.reconcile_mca)
         self.cluster_queue = runtime.queue("addon-cluster", self.reconcile_cluster, workers=1)
         cmas, mcas, clusters = self.cma_queue, self.mca_queue, self.cluster_queue
-        self.coalescer = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
+        self.coalescer: Coalescer[str] = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
         self.cma_cache = runtime.watch(CLUSTER_MANAGEMENT_ADDONS, source=KOPF, index=ix.on_cma, triggers=[
             Trigger(cmas, lambda _t, obj, _p: [name_of(obj)]),
             Trigger(mcas, lambda t, obj, _p: ix.mca_keys_of_cma_event(t, obj)),
@@ -126,9 +129,9 @@ class AddonController:
             # A cluster that appears or goes changes which MCAs can be created (4.2).
             Trigger(cmas, lambda t, _o, _p: ix.placed_cmas() if t in ("", "ADDED", "DELETED") else []),
         ])
-        self.mca_cache = runtime.watch(MANAGED_CLUSTER_ADDONS, source=LIST_WATCH, index=ix.on_mca, triggers=[
+        self.mca_cache = runtime.watch(MANAGED_CLUSTER_ADDONS, source=LIST_WATCH, index=self._on_mca, triggers=[
             # A CMA pass costs O(its MCAs): the changes of many MCAs within a moment share one pass.
-            Trigger(cmas, lambda _t, obj, _p: self.coalescer.add(name_of(obj))),
+            Trigger(cmas, lambda _t, obj, _p: self.coalescer.add([name_of(obj)])),
             Trigger(mcas, lambda _t, obj, _p: [f"{namespace_of(obj)}/{name_of(obj)}"]),
         ])
         self.work_cache = runtime.watch(MANIFEST_WORKS, source=LIST_WATCH, label_selector=LABEL_ADDON_NAME, index=ix.on_work, triggers=[
@@ -158,7 +161,21 @@ class AddonController:
         """The CMA of an add-on work, when one of its placements verifies its rollout."""
         name = labels_of(obj).get(LABEL_ADDON_NAME) or ""
         cma = self.cma_cache.get(name) if name else None
-        return self.coalescer.add(name) if cma is not None and verifying.verifies(cma) else []
+        return self.coalescer.add([name]) if cma is not None and verifying.verifies(cma) else []
+
+    def _on_mca(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        self.indexes.on_mca(event_type, obj, previous)
+        if event_type == "DELETED":
+            memo = self.judge_memos.get(name_of(obj))
+            if memo is not None:
+                memo.forget(namespace_of(obj))
+
+    def judge_memo(self, name: str) -> JudgeMemo:
+        """The memo of CMA ``name``'s MCA judgements (made on first use)."""
+        memo = self.judge_memos.get(name)
+        if memo is None:
+            memo = self.judge_memos[name] = JudgeMemo()
+        return memo
 
     def on_config(self, group: str, resource: str, obj: JSON) -> None:
         key = (group, resource, namespace_of(obj), name_of(obj))
@@ -171,8 +188,8 @@ class AddonController:
     def mcas(self, name: str) -> dict[str, JSON]:
         """The MCAs of add-on ``name`` by cluster, as the cache shows them (own writes included)."""
         found = {}
-        for cluster, obj in sorted(self.indexes.mcas_by_name.get(name, {}).items()):
-            shown = self.mca_cache.shown(obj)
+        for cluster, obj in self.indexes.sorted_mcas(name):
+            shown = self.mca_cache.shown_at(obj, (cluster, name))
             if shown is not None:
                 found[cluster] = shown
         return found
@@ -226,13 +243,14 @@ class AddonController:
                 self.told.clear(name, topic)
             self.verifier.forget(name)
             self.coalescer.forget(name)
+            self.judge_memos.pop(name, None)
             metrics.forget_rollout(cma_steps.KIND, "", name)
             return DONE
         if is_deleting(body):
             return DONE  # its MCAs go by garbage collection of the owner reference (4.2)
         state = CmaPass(name, body, self.runtime.clock())
         outcome = await run_chain(cma_steps.CMA_PASS, self, state) or DONE
-        self.coalescer.record(name, state.computing)
+        self.coalescer.record(name, state.computing.seconds)
         return outcome
 
     async def reconcile_mca(self, key: str) -> Outcome:

@@ -47,6 +47,7 @@ from ocm_rollout.api.constants import (
 from ocm_rollout.controllers.common.conditions import find_condition, set_status_condition
 from ocm_rollout.controllers.common.wire import JSON, is_deleting
 from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, applied_message, apply_failures
+from ocm_rollout.controllers.workset.owner_tables import Summary
 from ocm_rollout.controllers.workset.plan import DeployPlan, RefPlan
 from ocm_rollout.controllers.workset.work_memo import COUNTED, DIRECT, WorkMemo
 
@@ -189,9 +190,11 @@ def build_status(
     now: datetime,
     namespace: str = "",
     memo: WorkMemo = DIRECT,
+    owner: tuple[str, str] = ("", ""),
 ) -> StatusResult:
     """The new ``status`` of the MWRS after the deploy step and the status step (``memo`` keeps
-    what each work counts for between passes; by default derived afresh)."""
+    what each work counts for between passes, and the totals of the MWRS ``owner``, its
+    "namespace/name" and uid; by default derived afresh)."""
     old = dict(old_status or {})
     conditions = _old_conditions(old)
     if plan.missing_placement is not None:
@@ -264,15 +267,16 @@ def build_status(
         set_status_condition(conditions, CONDITION_PLACEMENT_ROLLED_OUT, "False", REASON_PROGRESSING, "", now)
 
     summary = {**empty_summary(), "total": count}
+    kept = _kept_counts(works, is_current, memo, owner) if count > 0 else None
+    if kept is not None:
+        for entry in entries:
+            counts = dict(zip(COUNTED, kept.counts(entry["name"]), strict=True))
+            entry["summary"].update(counts)
+            for key, value in counts.items():
+                summary[key] += value
     counted: list[JSON] = []
-    if count > 0:
-        by_placement: dict[str, list[JSON]] = {}
-        for work in works:
-            if is_deleting(work) or not is_current(work):
-                continue
-            placement = memo.place(work)[1]
-            if placement is not None:
-                by_placement.setdefault(placement, []).append(work)
+    if count > 0 and kept is None:
+        by_placement = _current_by_placement(works, is_current, memo)
         for entry in entries:
             counted.extend(by_placement.get(entry["name"], ()))
             counts = count_work_conditions(by_placement.get(entry["name"], ()), memo)
@@ -281,7 +285,10 @@ def build_status(
                 summary[key] += value
 
     # Improvement 9: works that failed to apply are named in the message, whatever the reason.
-    result.apply_failures = apply_failures(counted, memo.apply_failure)
+    known = None if kept is None else kept.failures([entry["name"] for entry in entries])
+    if kept is not None and known is None:
+        counted = _counted(works, is_current, memo, [entry["name"] for entry in entries])
+    result.apply_failures = known if known is not None else apply_failures(counted, memo.apply_failure)
     not_applied = applied_message(result.apply_failures, count)
     if failures:
         set_status_condition(
@@ -329,6 +336,46 @@ def build_status(
     new["placementSummary"] = entries
     result.status = new
     return result
+
+
+def _kept_counts(
+    works: Iterable[JSON], is_current: Callable[[JSON], bool], memo: WorkMemo, owner: tuple[str, str]
+) -> Summary | None:
+    """The owner's ``Summary`` table brought up to ``works`` (None: derive afresh)."""
+    if not owner[0]:
+        return None
+    table = memo.summary(owner[0], (owner[1],), is_current)
+    if table is None:
+        return None
+    placement_of = memo.place
+    if not table.update(
+        works, is_current, lambda work: placement_of(work)[1], memo.condition_counts, memo.apply_failure
+    ):
+        return None
+    return table
+
+
+def _counted(
+    works: Iterable[JSON], is_current: Callable[[JSON], bool], memo: WorkMemo, names: list[str]
+) -> list[JSON]:
+    """The works counted in the summary, by placementRef in ``names``' order (then as listed)."""
+    by_placement = _current_by_placement(works, is_current, memo)
+    return [work for name in names for work in by_placement.get(name, ())]
+
+
+def _current_by_placement(
+    works: Iterable[JSON], is_current: Callable[[JSON], bool], memo: WorkMemo
+) -> dict[str, list[JSON]]:
+    """The works that count in the summary (holding the template, not being deleted) by their
+    placement label, as listed."""
+    by_placement: dict[str, list[JSON]] = {}
+    for work in works:
+        if is_deleting(work) or not is_current(work):
+            continue
+        placement = memo.place(work)[1]
+        if placement is not None:
+            by_placement.setdefault(placement, []).append(work)
+    return by_placement
 
 
 def _existing(ref: RefPlan, outcome: RefOutcome) -> set[str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ocm_rollout.client.kube import JSON
+from ocm_rollout.controllers.common.kept_order import KeptOrder
 from ocm_rollout.controllers.common.wire import generation_of, meta
 from ocm_rollout.controllers.runtime.overlay import strictly_newer, uid_of
 from ocm_rollout.controllers.workset.mutation_record import record_of as mutation_record
@@ -28,6 +29,9 @@ class ByOwner:
     def __init__(self) -> None:
         self.objects: dict[str, dict[Key, JSON]] = {}
         self.owner_of: dict[Key, str] = {}
+        # value -> its keys in order, kept until a key comes or goes under that value (a new
+        # version of an object changes no key: the common event during a rollout).
+        self.order: KeptOrder[str, Key] = KeptOrder()
 
     def remove(self, ref: Key) -> None:
         previous = self.owner_of.pop(ref, None)
@@ -36,12 +40,16 @@ class ByOwner:
         bucket = self.objects.get(previous)
         if bucket is not None:
             bucket.pop(ref, None)
+            self.order.forget(previous)
             if not bucket:
                 del self.objects[previous]
 
     def put(self, ref: Key, value: str, obj: JSON) -> None:
         self.owner_of[ref] = value
-        self.objects.setdefault(value, {})[ref] = obj
+        bucket = self.objects.setdefault(value, {})
+        if ref not in bucket:
+            self.order.forget(value)
+        bucket[ref] = obj
 
     def update(self, ref: Key, value: str | None, obj: JSON, *, deleted: bool) -> None:
         """Keep ``obj`` under ``value`` (None or ``deleted``: drop it). Never rolls an entry back
@@ -50,6 +58,9 @@ class ByOwner:
         previous = self.owner_of.get(ref)
         known = None if previous is None else self.objects.get(previous, {}).get(ref)
         if not deleted and known is not None and uid_of(known) == uid_of(obj) and strictly_newer(known, obj):
+            return
+        if not deleted and value is not None and value == previous:
+            self.objects[value][ref] = obj  # the same key under the same value: the order holds
             return
         self.remove(ref)
         if not deleted and value is not None:
@@ -61,6 +72,10 @@ class ByOwner:
     def items(self, value: str) -> list[tuple[Key, JSON]]:
         """The objects under ``value`` with their (namespace, name)."""
         return list(self.objects.get(value, {}).items())
+
+    def sorted_items(self, value: str) -> list[tuple[Key, JSON]]:
+        """``items(value)`` in (namespace, name) order."""
+        return self.order.items(value, self.objects.get(value))
 
 
 class OwnerKeys:

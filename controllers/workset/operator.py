@@ -39,6 +39,7 @@ from ocm_rollout.controllers.rollout.plugin.loader import PluginClients
 from ocm_rollout.controllers.rollout.reservations import Reservations
 from ocm_rollout.controllers.runtime import metrics
 from ocm_rollout.controllers.runtime.chain import run_chain
+from ocm_rollout.controllers.runtime.coalesce import Coalescer
 from ocm_rollout.controllers.runtime.events import Told
 from ocm_rollout.controllers.runtime.metric_queries import MetricQueries
 from ocm_rollout.controllers.runtime.outcome import DONE, Outcome, after
@@ -67,6 +68,10 @@ KIND = "ManifestWorkReplicaSet"
 RESYNC_SECONDS = 30 * 60
 # Works written at once by one pass (creates and patches run concurrently up to this many).
 WRITE_CONCURRENCY = 16
+# A work's change re-queues its MWRS after this many times the computing time of that MWRS's last
+# pass, at most WORK_EVENT_WAIT_MAX seconds and with no wait before its first pass (coalesce).
+WORK_EVENT_WAIT_FACTOR = 10.0
+WORK_EVENT_WAIT_MAX = 2.0
 # Back-off after a pass that could not write some works (doubling up to the maximum).
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 300.0
@@ -122,6 +127,11 @@ class WorksetController:
         )
         # Finished-work garbage collection (docs/behaviour/mwrs.md 9), keyed "namespace/name" of a work.
         self.ttl_queue = runtime.queue("workset-ttl", self.reconcile_ttl, workers=1)
+        # A pass plans over all the MWRS's works, so its cost grows with the fleet, and the agents
+        # report their works one by one: the work changes of a moment share one pass.
+        self.coalescer: Coalescer[str] = Coalescer(
+            self.queue, floor=0.0, factor=WORK_EVENT_WAIT_FACTOR, ceiling=WORK_EVENT_WAIT_MAX
+        )
         self.mwrs = runtime.watch(
             MANIFEST_WORK_REPLICA_SETS, index=self.on_mwrs, triggers=[Trigger(self.queue, lambda _t, o, _p: [_key(o)])]
         )
@@ -130,7 +140,10 @@ class WorksetController:
         # A work whose deletion was requested still counts (marked deleting) until the watch says so.
         self.works = runtime.watch(
             MANIFEST_WORKS, source=LIST_WATCH, delete_policy=DeletePolicy.MARK, index=self.on_work,
-            triggers=[Trigger(self.queue, self.work_keys), Trigger(self.ttl_queue, _ttl_keys)],
+            triggers=[
+                Trigger(self.queue, lambda t, o, p: self.coalescer.add(self.work_keys(t, o, p))),
+                Trigger(self.ttl_queue, _ttl_keys),
+            ],
         )
         self.revisions = runtime.watch(
             CONTROLLER_REVISIONS, source=LIST_WATCH, label_selector=REVISION_SELECTOR,
@@ -208,7 +221,9 @@ class WorksetController:
             self._forget(key, namespace, name)
             return DONE
         p = Pass(key, body, owner_for(namespace, name), self.runtime.clock())
-        return await run_chain(PASS, self, p) or steps.finish(p, RESYNC_SECONDS)
+        outcome = await run_chain(PASS, self, p) or steps.finish(p, RESYNC_SECONDS)
+        self.coalescer.record(key, p.computing.seconds)
+        return outcome
 
     async def reconcile_ttl(self, key: str) -> Outcome:
         """Delete a finished work once its ttlSecondsAfterFinished has passed (docs/behaviour/mwrs.md 9)."""
@@ -226,6 +241,8 @@ class WorksetController:
 
     def _forget(self, key: str, namespace: str, name: str) -> None:
         self.told.forget(key)
+        self.coalescer.forget(key)
+        self.memo.forget_owner(key)
         self.verifier.forget(key)
         self.revisions_io.taken.pop(key, None)
         self.mwrs.forget(name, namespace)

@@ -21,7 +21,6 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.common.decisions import (
     DecisionGroupError,
-    decision_groups,
     placement_counts,
     scheduling_gap,
 )
@@ -48,6 +47,7 @@ from ocm_rollout.controllers.rollout.planner import plan as plan_decoded
 from ocm_rollout.controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
 from ocm_rollout.controllers.rollout.strategy import decode_strategy
 from ocm_rollout.controllers.rollout.verification import strategy_verifies
+from ocm_rollout.controllers.workset.owner_tables import Groups, Pairs
 from ocm_rollout.controllers.workset.status_mapping import (
     FAILED,
     SUCCEEDED,
@@ -240,24 +240,14 @@ def plan_deploy(
     if verify:
         promotions, promotions_problem = read_promotions(annotations_of(mwrs))
 
-    # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
-    by_pair: dict[tuple[str, str], list[JSON]] = {}
-    for work in works:
-        cluster, placement = memo.place(work)
-        if placement is None or placement not in ref_names:
-            if not is_deleting(work):
-                result.stale_deletes.append(WorkDelete(cluster, name_of(work), placement, "placementRef removed"))
-            continue
-        by_pair.setdefault((cluster, placement), []).append(work)
-    by_placement: dict[str, dict[str, JSON]] = {}
-    for (cluster, placement), group in sorted(by_pair.items()):
-        keeper = _pick_keeper(group, is_current) if len(group) > 1 else group[0]
-        for extra in group:
-            if extra is not keeper and not is_deleting(extra):
-                result.stale_deletes.append(
-                    WorkDelete(cluster, name_of(extra), placement, "duplicate work for this cluster")
-                )
-        by_placement.setdefault(placement, {})[cluster] = keeper
+    mwrs_meta = meta(mwrs)
+    owner_key = f"{mwrs_meta.get('namespace') or ''}/{mwrs_meta.get('name') or ''}"
+    uid = str(mwrs_meta.get("uid") or "")
+    known = None
+    if memo.keep:
+        pairs = memo.kept(owner_key, ("pairs", uid), Pairs)
+        known = pairs.simple(ref_names) if pairs.update(works, memo.place) else None
+    by_placement = known if known is not None else _by_placement(works, ref_names, is_current, result, memo)
 
     for index, ref in enumerate(refs):
         name = ref_names[index]
@@ -281,6 +271,7 @@ def plan_deploy(
             verify=verify,
             promotions=promotions,
             memo=memo,
+            owner_key=owner_key,
         )
         if ref_plan.promotion is not None:
             ref_plan.promotion_problem = promotions_problem
@@ -297,6 +288,32 @@ def plan_deploy(
     result.reservations = record
     return result
 
+
+def _by_placement(
+    works: Iterable[JSON], ref_names: Sequence[str], is_current: Callable[[JSON], bool], result: DeployPlan,
+    memo: WorkMemo,
+) -> dict[str, dict[str, JSON]]:
+    """Each placementRef's works by cluster, derived afresh; the works of removed or renamed
+    placementRefs (or without a placement label) and duplicates go to ``result.stale_deletes``."""
+    # 5.2: works of removed/renamed placementRefs (or without a placement label) go away.
+    by_pair: dict[tuple[str, str], list[JSON]] = {}
+    for work in works:
+        cluster, placement = memo.place(work)
+        if placement is None or placement not in ref_names:
+            if not is_deleting(work):
+                result.stale_deletes.append(WorkDelete(cluster, name_of(work), placement, "placementRef removed"))
+            continue
+        by_pair.setdefault((cluster, placement), []).append(work)
+    by_placement: dict[str, dict[str, JSON]] = {}
+    for (cluster, placement), group in sorted(by_pair.items()):
+        keeper = _pick_keeper(group, is_current) if len(group) > 1 else group[0]
+        for extra in group:
+            if extra is not keeper and not is_deleting(extra):
+                result.stale_deletes.append(
+                    WorkDelete(cluster, name_of(extra), placement, "duplicate work for this cluster")
+                )
+        by_placement.setdefault(placement, {})[cluster] = keeper
+    return by_placement
 
 
 def _plan_ref(
@@ -316,18 +333,20 @@ def _plan_ref(
     verify: bool = False,
     promotions: Mapping[str, Promotion] | None = None,
     memo: WorkMemo = DIRECT,
+    owner_key: str = "",
 ) -> RefPlan:
     name = str(ref.get("name") or "")
     selected, group_count = placement_counts(placement)
     plan = RefPlan(name=name, placement=placement, selected=selected, group_count=group_count)
     strategy = ref.get("rolloutStrategy")
     plan.verifies = verify and strategy_verifies(strategy)
-    for cluster, work in works.items():
-        if is_current(work):
-            plan.current[cluster] = work
-            plan.statuses[cluster] = memo.verified_status(work) if plan.verifies else memo.rollout_status(work)
+    uid = str(meta(mwrs).get("uid") or "")
+    table = memo.ref_table(owner_key, (uid, name), is_current, plan.verifies)
+    table.update(works, is_current, memo.verified_status if plan.verifies else memo.rollout_status)
+    plan.current = dict(table.current)
+    plan.statuses = dict(table.statuses)
     try:
-        groups = decision_groups(decision_pages)
+        groups = memo.kept(owner_key, ("groups", uid, name), Groups).of(decision_pages)
     except DecisionGroupError as exc:
         plan.error = str(exc)
         return plan
@@ -339,13 +358,10 @@ def _plan_ref(
     # planner: some instance may be writing it right now (ocm_rollout.controllers.rollout.reservations).
     pending = sorted(c for c in reserved if c not in plan.statuses)
     plan.reserved = frozenset(c for c in pending if c in plan.decided)
-    existing = [
-        ClusterRolloutStatus(
-            cluster, RolloutStatus(status.status), status.last_transition_time, status.apply_failed_since
-        )
-        for cluster, status in sorted(plan.statuses.items())
-    ] + [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in pending]
-    existing.sort(key=lambda entry: entry.cluster_name)
+    existing = table.existing()
+    if pending:
+        existing += [ClusterRolloutStatus(cluster, RolloutStatus.TO_APPLY, None) for cluster in pending]
+        existing.sort(key=lambda entry: entry.cluster_name)
     if strategy is None:
         strategy = {"type": ROLLOUT_TYPE_ALL, "all": {"progressDeadline": "None"}}
     try:
@@ -370,6 +386,11 @@ def _plan_ref(
         stored = works.get(cluster)
         if stored is not None and is_deleting(stored):
             plan.waiting_for_deletion.append(cluster)
+            continue
+        if stored is None and cluster not in plan.reserved and budget is not None and budget[0] <= 0:
+            # A create always widens, and no reservation is left for it this pass: it waits for
+            # the next one, unbuilt (building it would make each pass cost the whole backlog).
+            plan.deferred += 1
             continue
         stored_current = stored is not None and is_current(stored)
         metadata = desired_metadata(
@@ -416,7 +437,7 @@ def _plan_ref(
 
     removed = {entry.cluster_name for entry in rollout.clusters_removed}
     # Works with an outdated spec whose cluster left the decisions go too (OCM keeps them).
-    removed.update(c for c, w in works.items() if c not in plan.decided and not is_current(w))
+    removed.update(c for c in table.outdated if c not in plan.decided)
     for cluster in sorted(removed):
         stored = works.get(cluster)
         if stored is not None and not is_deleting(stored):

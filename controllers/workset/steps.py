@@ -39,6 +39,7 @@ from ocm_rollout.controllers.common.wire import is_deleting, meta, name_of, name
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import ReservationRecordError, Reservations
 from ocm_rollout.controllers.rollout.verification_pass import PassVerification
+from ocm_rollout.controllers.runtime.coalesce import PassCost
 from ocm_rollout.controllers.runtime.events import NORMAL, WARNING
 from ocm_rollout.controllers.runtime.outcome import CONFLICT, DONE, Outcome, after, back_off
 from ocm_rollout.controllers.workset import (
@@ -86,6 +87,9 @@ class Pass:
     persisted: bool = False
     apply_failures: list[ApplyFailure] = field(default_factory=list)  # works that failed to apply (write_status)
     verification: PassVerification = field(default_factory=PassVerification)  # (verify)
+    # Seconds spent computing over the MWRS's whole fleet (planning, confirming, the status, the
+    # counts): how long the next work change waits for the MWRS's next pass (runtime/coalesce.py).
+    computing: PassCost = field(default_factory=PassCost)
 
     @property
     def namespace(self) -> str:
@@ -201,6 +205,12 @@ def _matcher(ctl: WorksetController, template: JSON) -> Callable[[JSON], bool]:
 async def plan(ctl: WorksetController, p: Pass) -> Outcome | None:
     """Plan the update revision under the strategies from the caches and decide what the pass
     does with it (roll out, revert to the current revision, hold)."""
+    with p.computing.measure():
+        _plan(ctl, p)
+    return None
+
+
+def _plan(ctl: WorksetController, p: Pass) -> None:
     assert p.model is not None and p.step is not None
     revisions = ctl.revisions_io.owned(p.body, p.owner)
     current = history.find(revisions, p.old_status.get("currentRevision"), p.name)
@@ -222,7 +232,6 @@ async def plan(ctl: WorksetController, p: Pass) -> Outcome | None:
     )
     p.works = ctl.works_io.owned(p.owner)
     p.plans = plan_and_decide(p.inputs, p.works)
-    return None
 
 
 async def confirm(ctl: WorksetController, p: Pass) -> Outcome | None:
@@ -233,7 +242,8 @@ async def confirm(ctl: WorksetController, p: Pass) -> Outcome | None:
         return None
     confirmed = await ctl._confirm_owned_works(p.owner, p.works)
     if confirmed is not None:
-        p.plans = plan_and_decide(inputs, confirmed)
+        with p.computing.measure():
+            p.plans = plan_and_decide(inputs, confirmed)
     return None
 
 
@@ -313,18 +323,21 @@ async def execute(ctl: WorksetController, p: Pass) -> Outcome | None:
 async def write_status(ctl: WorksetController, p: Pass) -> Outcome | None:
     """Aggregate the status and the revision status, and patch it (fenced) only if it changed."""
     _inputs, plans = p.planned()
-    result = aggregation.build_status(
-        old_status=p.body.get("status"), plan=plans.plan, outcome=p.outcome, works=ctl.works_io.owned(p.owner),
-        is_current=plans.is_current, now=p.now, namespace=p.namespace, memo=ctl.memo,
-    )
-    new_status = progress.finish_status(
-        result.status, old_status=p.body.get("status"), mwrs_name=p.name, decision=plans.decision,
-        plan_u=plans.plan_u, executed=plans.plan, held=plans.held, now=p.now,
-    )
-    new_status = verification_status.apply(new_status, plan_u=plans.plan_u, verification=p.verification, now=p.now)
+    with p.computing.measure():
+        result = aggregation.build_status(
+            old_status=p.body.get("status"), plan=plans.plan, outcome=p.outcome, works=ctl.works_io.owned(p.owner),
+            is_current=plans.is_current, now=p.now, namespace=p.namespace, memo=ctl.memo,
+            owner=(p.key, str(meta(p.body).get("uid") or "")),
+        )
+        new_status = progress.finish_status(
+            result.status, old_status=p.body.get("status"), mwrs_name=p.name, decision=plans.decision,
+            plan_u=plans.plan_u, executed=plans.plan, held=plans.held, now=p.now,
+        )
+        new_status = verification_status.apply(new_status, plan_u=plans.plan_u, verification=p.verification, now=p.now)
+        changed = aggregation.status_changed(p.body.get("status"), new_status)
     p.apply_failures = result.apply_failures
     p.persisted = True
-    if aggregation.status_changed(p.body.get("status"), new_status):
+    if changed:
         p.persisted = await ctl._patch_mwrs(p.body, {"status": new_status}, subresource="status") is not None
     # A status that did not reach the API (a conflict: the next pass comes) announces nothing.
     p.status = new_status if p.persisted else p.old_status
@@ -370,7 +383,8 @@ async def tell(ctl: WorksetController, p: Pass) -> Outcome | None:
             p.body, kind=MANIFEST_WORK_REPLICA_SETS, reason=event.reason, message=event.message, now=p.now,
             event_type=WARNING if event.type == rollout_events.WARNING else NORMAL,
         )
-    ctl.publish_metrics(p.body, plans.plan)
+    with p.computing.measure():
+        ctl.publish_metrics(p.body, plans.plan)
     return None
 
 

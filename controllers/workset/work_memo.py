@@ -17,7 +17,7 @@ given, and the reference the memo is tested against.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ocm_rollout.api.constants import (
     LABEL_PLACEMENT_NAME,
@@ -28,6 +28,8 @@ from ocm_rollout.api.constants import (
 )
 from ocm_rollout.controllers.common.wire import JSON, label_of, meta, namespace_of
 from ocm_rollout.controllers.workset.apply_failures import ApplyFailure, work_apply_failure
+from ocm_rollout.controllers.workset.owner_tables import Summary
+from ocm_rollout.controllers.workset.ref_table import RefTable
 from ocm_rollout.controllers.workset.status_mapping import WorkRolloutStatus, revision_start, rollout_status
 from ocm_rollout.controllers.workset.verified import verified_status
 
@@ -40,9 +42,13 @@ _COUNTED_TYPES = {
     WORK_CONDITION_DEGRADED: 3,
 }
 _UNSET: Any = object()
+T = TypeVar("T")
 # Templates a work's entry remembers its match with (the update and the current revision's, and
 # a few more while the spec changes).
 _MATCHES_KEPT = 4
+# Tables an MWRS keeps (``ref_table``, ``summary``, ``kept``: a few per placementRef and template);
+# the least recently used goes first.
+_TABLES_KEPT = 32
 
 
 def condition_counts(work: Mapping[str, Any]) -> tuple[int, int, int, int]:
@@ -87,6 +93,8 @@ class WorkMemo:
         # The same entries by the identity of the work object they were derived from: the
         # common lookup (the cache hands out the same object until the work changes).
         self.by_object: dict[int, _Entry] = {}
+        # Per MWRS: its placementRefs' tables (``ref_table``).
+        self.tables: dict[str, dict[tuple[str, ...], object]] = {}
 
     def _entry(self, work: Mapping[str, Any]) -> _Entry:
         known = self.by_object.get(id(work))
@@ -157,23 +165,66 @@ class WorkMemo:
     def matcher(self, key: str, predicate: Callable[[JSON], bool]) -> Callable[[JSON], bool]:
         """``predicate`` (whether a work holds a template), judged once per work version;
         ``key`` names what it compares with (the template's canonical hash)."""
+        return _Matcher(self, key, predicate)
 
-        def matches(work: JSON) -> bool:
-            entry = self._entry(work)
-            known = None if entry.matched is None else entry.matched.get(key)
-            if known is None:
-                known = predicate(work)
-                if entry.matched is None or len(entry.matched) >= _MATCHES_KEPT:
-                    entry.matched = {}
-                entry.matched[key] = known
-            return known
+    def ref_table(self, owner: str, ident: tuple[str, ...], matches: Callable[[JSON], bool], verifies: bool) -> RefTable:
+        """The ``RefTable`` of the MWRS ``owner`` ("namespace/name"), for ``ident`` (its uid and
+        the placement) under the template ``matches`` judges by: kept between passes when
+        ``matches`` is this memo's ``matcher``, else a new one (derived afresh)."""
+        if not isinstance(matches, _Matcher) or matches.memo is not self:
+            return RefTable()
+        return self.kept(owner, ("ref", *ident, matches.key, "verifies" if verifies else ""), RefTable)
 
-        return matches
+    def summary(self, owner: str, ident: tuple[str, ...], matches: Callable[[JSON], bool]) -> Summary | None:
+        """The ``owner_tables.Summary`` of the works holding the template ``matches`` judges by;
+        None unless ``matches`` is this memo's ``matcher`` (the caller derives afresh)."""
+        if not self.keep or not isinstance(matches, _Matcher) or matches.memo is not self:
+            return None
+        return self.kept(owner, ("summary", *ident, matches.key), Summary)
+
+    def kept(self, owner: str, key: tuple[str, ...], make: Callable[[], T]) -> T:
+        """The table ``key`` of the MWRS ``owner`` ("namespace/name"), made by ``make`` when
+        missing; a new one every time when the memo keeps nothing."""
+        if not self.keep:
+            return make()
+        tables = self.tables.setdefault(owner, {})
+        table = tables.pop(key, None)
+        if table is None:
+            table = make()
+            if len(tables) >= _TABLES_KEPT:
+                del tables[next(iter(tables))]  # the least recently used
+        tables[key] = table
+        return cast(T, table)
+
+    def forget_owner(self, owner: str) -> None:
+        """Drop the tables of a deleted MWRS."""
+        self.tables.pop(owner, None)
 
     def forget(self, uid: str) -> None:
         entry = self.entries.pop(uid, None)
         if entry is not None:
             self._unlink(entry)
+
+
+class _Matcher:
+    """``WorkMemo.matcher``: a predicate judged once per work version, named by its template."""
+
+    __slots__ = ("key", "memo", "predicate")
+
+    def __init__(self, memo: WorkMemo, key: str, predicate: Callable[[JSON], bool]) -> None:
+        self.memo = memo
+        self.key = key
+        self.predicate = predicate
+
+    def __call__(self, work: JSON) -> bool:
+        entry = self.memo._entry(work)
+        known = None if entry.matched is None else entry.matched.get(self.key)
+        if known is None:
+            known = self.predicate(work)
+            if entry.matched is None or len(entry.matched) >= _MATCHES_KEPT:
+                entry.matched = {}
+            entry.matched[self.key] = known
+        return known
 
 
 DIRECT = WorkMemo(keep=False)

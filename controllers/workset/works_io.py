@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
-from operator import itemgetter
-from typing import TypeVar
 
 from ocm_rollout.api.constants import LABEL_MANIFESTWORK_REPLICASET, LABEL_PLACEMENT_NAME
 from ocm_rollout.client.kube import JSON, MANIFEST_WORKS, Conflict, Forbidden, Invalid, KubeError, NotFound
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
+from ocm_rollout.controllers.runtime import confirm as confirming
 from ocm_rollout.controllers.runtime.cache import Cache
 from ocm_rollout.controllers.runtime.overlay import strictly_newer
 from ocm_rollout.controllers.runtime.shell import Runtime
@@ -30,7 +28,6 @@ from ocm_rollout.controllers.workset.workbuild import Owner, belongs_to
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
 # Answers that refuse a work's content (resending it cannot help): 400 BadRequest (e.g. OCM's
 # ManifestWork webhook denying manifests over its size limit) and 413 RequestEntityTooLarge; 422
@@ -75,7 +72,7 @@ class WorksIO:
     def owned(self, owner: Owner) -> list[JSON]:
         """Works marked with ``owner``, as stored plus this controller's own recent writes."""
         found = []
-        for key, work in sorted(self.index.items(owner.label_value), key=itemgetter(0)):
+        for key, work in self.index.sorted_items(owner.label_value):
             shown = self.cache.shown_at(work, key)
             if shown is None:
                 continue
@@ -94,16 +91,22 @@ class WorksIO:
 
         The API is asked for the works' metadata first: when no version it lists is newer than
         the one planned from (the cache kept up, the common case), that is the answer, for a
-        fraction of the bytes; otherwise the full works are listed and merged."""
+        fraction of the bytes; otherwise the newer works are read (``runtime.confirm``: one by
+        one when they are few) and merged."""
         selector = f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}"
         merged: dict[tuple[str, str], JSON] = {(namespace_of(w), name_of(w)): w for w in planned_from}
         listed = await self.runtime.list_objects(MANIFEST_WORKS, label_selector=selector, metadata_only=True)
-        if not any(
-            belongs_to(work, owner) and strictly_newer(work, merged.get((namespace_of(work), name_of(work))))
-            for work in listed
-        ):
-            return None
-        stored = await self.runtime.list_objects(MANIFEST_WORKS, label_selector=selector)
+        keys = confirming.newer_keys((w for w in listed if belongs_to(w, owner)), merged.get)
+
+        async def read_one(namespace: str, name: str) -> list[JSON]:
+            return await self.runtime.kube.list_objects(
+                MANIFEST_WORKS, namespace, label_selector=selector, field_selector=f"metadata.name={name}"
+            )
+
+        async def read_all() -> list[JSON]:
+            return await self.runtime.list_objects(MANIFEST_WORKS, label_selector=selector)
+
+        stored = await confirming.read_newer(keys, len(listed), read_one, read_all)
         changed = False
         for work in stored:
             key = (namespace_of(work), name_of(work))
@@ -141,13 +144,15 @@ class WorksIO:
                 outcome.stale_failures.append(failure)
         semaphore = asyncio.Semaphore(self.concurrency)
 
-        async def bounded(call: Awaitable[T]) -> T:
+        async def bounded(write: WorkWrite) -> WriteFailure | None:
+            # The write's coroutine is made once a slot is free: a pass cancelled while waiting
+            # leaves no coroutine that was never awaited.
             async with semaphore:
-                return await call
+                return await self.write(write, owner)
 
         for ref in plan.refs:
             ref_outcome = outcome.ref(ref.name)
-            results = await asyncio.gather(*(bounded(self.write(w, owner)) for w in ref.writes))
+            results = await asyncio.gather(*(bounded(w) for w in ref.writes))
             for write, failure in zip(ref.writes, results, strict=True):
                 if failure is None:
                     ref_outcome.applied.add(write.cluster)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import signal
 import subprocess
 import time
@@ -470,6 +471,15 @@ QUEUE_BASE_DELAY = 0.005
 QUEUE_MAX_DELAY = 300.0
 # A failure that sent nothing (the lease fence refused the write) does not count as a retry.
 _NOT_SENT = ("LeaseLost",)
+# A 429 as the client reports it: ``KubeError('429 TooManyRequests: ...')`` (the status code, then
+# the reason). A bare "429" is not enough: a connection error names the proxy's port
+# (``HTTPSConnectionPool(host='127.0.0.1', port=42917): Read timed out``), and a port may hold it.
+_THROTTLED = re.compile(r"(?<![\w.=:])429 |TooManyRequests")
+
+
+def throttled(error: str) -> bool:
+    """Whether a logged error (a failed pass's, or a back-off's reason) is a 429 answer."""
+    return _THROTTLED.search(error) is not None
 
 
 @dataclass(frozen=True)
@@ -481,7 +491,7 @@ class Failure:
 
     @property
     def throttled(self) -> bool:
-        return "429" in self.error or "TooManyRequests" in self.error
+        return throttled(self.error)
 
 
 def _log_time(event: Mapping[str, Any]) -> float:
@@ -620,8 +630,7 @@ def check_retry_delays(
         key = str(event.get("key") or event.get("object") or "")
         if retry_in + 1e-9 < bound:
             report.problems.append(f"{process}: {key!r} retried after {retry_in:g}s at failure {failures} (< {bound:g}s)")
-        throttled = "429" in str(event.get("reason") or "")
-        if throttled and retry_after_seconds is not None and retry_in + 1e-9 < retry_after_seconds:
+        if throttled(str(event.get("reason") or "")) and retry_after_seconds is not None and retry_in + 1e-9 < retry_after_seconds:
             report.problems.append(f"{process}: {key!r} retried {retry_in:g}s after a 429 (Retry-After {retry_after_seconds:g}s)")
 
 
@@ -715,6 +724,25 @@ def test_a_retry_sooner_than_retry_after_is_reported() -> None:
     assert len(report.problems) == 1
     with pytest.raises(AssertionError, match="Retry-After"):
         assert_backoff_respected({"addon": events}, retry_after_seconds=1.0)
+
+
+def test_only_a_429_answer_counts_as_throttled() -> None:
+    """A connection error naming a port that holds "429" is no 429: two of them within a second
+    break no Retry-After (CI once failed so, on a proxy listening on a port 429xx)."""
+    timeout = "ReadTimeoutError(\"HTTPSConnectionPool(host='127.0.0.1', port=42917): Read timed out.\")"
+    assert throttled("KubeError('429 TooManyRequests: slow down')")
+    assert throttled("KubeError('429 Too Many Requests: slow down')")
+    assert not throttled(timeout)
+    assert not throttled("MaxRetryError(\"HTTPSConnectionPool(host='127.0.0.1', port=34291): Max retries\")")
+    events = [
+        {"time": "2026-01-01T00:00:00.000000Z", "msg": "reconcile failed", "object": "a", "queue": "workset",
+         "error": timeout},
+        {"time": "2026-01-01T00:00:00.046000Z", "msg": "reconcile failed", "object": "a", "queue": "workset",
+         "error": "ProtocolError('Connection aborted.')"},
+        {"time": "2026-01-01T00:00:00.040000Z", "msg": "backing off", "object": "a", "queue": "workset",
+         "failures": 4, "retry_in": 0.04, "reason": timeout},
+    ]
+    assert backoff_report({"workset": events}, retry_after_seconds=1.0).problems == []
 
 
 def test_a_hot_loop_is_reported() -> None:

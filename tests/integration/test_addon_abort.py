@@ -42,9 +42,13 @@ PROFILE: JSON = {
     ],
 }
 ADC_NS = "addon-configs"
+# One add-on at a time, so both bad clusters fail in turn and the breach never depends on timing.
+# With two at a time the bad pair's Progressing conditions can carry lastTransitionTimes a second
+# apart (they have second precision): the first one then times out alone, one failure is within
+# maxFailures, its slot is free, and the walk rightly gives the next (good) cluster the config.
 ABORT_ALL: JSON = {
     "type": "Progressive",
-    "progressive": {"maxConcurrency": 2, "maxFailures": 1, "progressDeadline": "2s"},
+    "progressive": {"maxConcurrency": 1, "maxFailures": 1, "progressDeadline": "2s"},
     "failureStrategy": "AbortAll",
 }
 

@@ -206,7 +206,9 @@ def test_progressive_per_group_never_starts_a_group_early(agents: AddonEnv) -> N
 def test_a_progress_deadline_breaching_max_failures_stops_the_rollout(agents: AddonEnv) -> None:
     clusters = ["cluster51", "cluster52", "cluster53", "cluster54"]
     rollout = Rollout(agents, clusters)
-    rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 2, "maxFailures": 1, "progressDeadline": "2s"}})
+    # One at a time: two in flight could time out a second apart (lastTransitionTime has second
+    # precision), and the first time-out alone is within maxFailures and frees its slot.
+    rollout.update({"type": "Progressive", "progressive": {"maxConcurrency": 1, "maxFailures": 1, "progressDeadline": "2s"}})
     breach = wait_for(
         lambda: [e for e in agents.events(rollout.name) if e.get("reason") == "MaxFailuresBreached"],
         timeout=60, what="breach event",

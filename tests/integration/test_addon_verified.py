@@ -153,6 +153,22 @@ class Fleet(threading.Thread):
                 out[cluster] = verdict["status"] if verdict else "Validating"
         return out
 
+    def explain(self) -> dict[str, Any]:
+        """What a failed wait shows: the verdicts, and per cluster its desired and applied spec
+        hashes (first 8 characters) and the revision and verdict its validation record names."""
+        clusters: dict[str, Any] = {}
+        for cluster in self.clusters:
+            mca = self.env.get_mca(cluster, self.name) or {}
+            refs = (mca.get("status") or {}).get("configReferences") or []
+            raw = (mca.get("metadata", {}).get("annotations") or {}).get(ANNOTATION_VALIDATION)
+            record = json.loads(raw) if raw else {}
+            clusters[cluster] = {
+                "desired": [((r.get("desiredConfig") or {}).get("specHash") or "")[:8] for r in refs],
+                "applied": [((r.get("lastAppliedConfig") or {}).get("specHash") or "")[:8] for r in refs],
+                "record": (str(record.get("revision") or "")[:8], (record.get("verdict") or {}).get("status")),
+            }
+        return {"verdicts": self.verdicts(), "want": self.env.adc_hash(self.ns, self.config)[:8], "clusters": clusters}
+
     def progression(self, type_: str = "Progressing") -> tuple[str, str, str] | None:
         for entry in (self.env.get_cma(self.name).get("status") or {}).get("installProgressions") or []:
             for c in entry.get("conditions") or []:
@@ -196,13 +212,17 @@ def test_a_failing_feedback_check_stops_a_progressive_config_rollout(
     fleets.append(fleet)
     c1, c2, _c3, _c4 = fleet.clusters
     wait_for(lambda: len(fleet.configured()) == 4, timeout=30, what="the install", state=fleet.verdicts)
-    env.adc(fleet.ns, "config", "v2")
+    # The new configuration and the checks come in one write of the CMA. Checks added alone
+    # validate the add-ons already applied (test_checks_added_alone_validate_what_is_applied): had
+    # the checks come first (the manager may see the CMA's change before the configuration's), c3
+    # and c4 would carry verdicts on v1.
+    env.adc(fleet.ns, "config-v2", "v2")
     fleet.set_strategy({
         "type": "Progressive", "progressive": {"maxConcurrency": 1, "maxFailures": 0},
         "validation": {"checks": [fleet.check("ready", failure=f'cluster == "{c2}"')]},
-    })
+    }, config="config-v2")
     wait_for(lambda: fleet.verdicts() == {c1: "Succeeded", c2: "Failed"}, timeout=30,
-             what="c1 validated, c2 failed", state=fleet.verdicts)
+             what="c1 validated, c2 failed", state=fleet.explain)
     events = wait_for(lambda: fleet.events("ValidationFailed"), what="ValidationFailed")
     assert events[0]["type"] == "Warning"
     assert events[0]["message"] == (
@@ -219,6 +239,23 @@ def test_a_failing_feedback_check_stops_a_progressive_config_rollout(
     assert counted == {"Successful": 1.0, "Failed": 1.0}
     text = fleet.status_text(capsys)
     assert f"! {c2} (Failed): validation failed: check 'ready' Failed: failureCondition is true: cluster == " in text
+
+
+def test_checks_added_alone_validate_what_is_applied(env: AddonEnv, fleets: list[Fleet]) -> None:
+    """Checks added to a placement's strategy, with its configurations unchanged, validate the
+    add-ons that have already applied them: each gets a verdict on the configuration it has."""
+    fleet = Fleet(env, {"type": "Progressive", "progressive": {"maxConcurrency": 1, "maxFailures": 0}})
+    fleets.append(fleet)
+    c1, c2, c3, c4 = fleet.clusters
+    wait_for(lambda: len(fleet.configured()) == 4, timeout=30, what="the install", state=fleet.verdicts)
+    wait_for(lambda: fleet.reason() == "Completed", timeout=30, what="installed", state=fleet.progression)
+    fleet.set_strategy({
+        "type": "Progressive", "progressive": {"maxConcurrency": 1, "maxFailures": 0},
+        "validation": {"checks": [fleet.check("ready", failure=f'cluster == "{c2}"')]},
+    })
+    expected = {c1: "Succeeded", c2: "Failed", c3: "Succeeded", c4: "Succeeded"}
+    wait_for(lambda: fleet.verdicts() == expected, timeout=30, what="every applied add-on judged", state=fleet.verdicts)
+    assert fleet.configured() == [c1, c2, c3, c4]
 
 
 def test_feedback_that_comes_later_validates_the_addon(env: AddonEnv, fleets: list[Fleet]) -> None:

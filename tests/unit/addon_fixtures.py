@@ -18,7 +18,13 @@ from ocm_rollout.api.constants import (
     LABEL_PLACEMENT,
 )
 from ocm_rollout.controllers.addon.abort import render as render_aborts
-from ocm_rollout.controllers.addon.configrollout import ConfigRolloutPlan, plan_config_rollout, set_condition
+from ocm_rollout.controllers.addon.configrollout import (
+    ConfigRolloutPlan,
+    Judge,
+    judge_direct,
+    plan_config_rollout,
+    set_condition,
+)
 from ocm_rollout.controllers.addon.configs import HashOf, cma_status_references
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.common.wire import format_time
@@ -229,8 +235,10 @@ class Hub:
         mcas: dict[str, JSON],
         placements: dict[tuple[str, str], PlacementInput],
         objects: dict[tuple[str, str], str] | None = None,
+        judge: Judge = judge_direct,
     ) -> None:
         self.cma = the_cma
+        self.judge = judge
         self.mcas = mcas
         self.placements = placements
         self.objects = dict(objects or {})
@@ -241,7 +249,7 @@ class Hub:
         status = cma_status_references(self.cma, hashes(self.objects))
         return plan_config_rollout(
             cma={**self.cma, "status": status}, mcas=self.mcas, placements=self.placements,
-            reserved=self.reserved, now=at(now), hash_of=hashes(self.objects),
+            reserved=self.reserved, now=at(now), hash_of=hashes(self.objects), judge=self.judge,
         )
 
     def annotate(self, key: str, value: str | None) -> None:

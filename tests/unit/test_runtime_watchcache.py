@@ -212,3 +212,33 @@ def test_events_split_across_chunks_are_decoded_whole() -> None:
     raw = Chunks(b'{"type": "ADDED", "object": {}}\n{"type": "MOD', b'IFIED", "object": {}}\n\n', b"")
     types = [[event["type"] for event in batch] for batch in WatchCache._batches(raw)]
     assert types == [["ADDED"], ["MODIFIED"]]
+
+
+# --- the namespace index -------------------------------------------------------------------------
+
+
+def in_namespace(name: str, namespace: str, rv: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace, "resourceVersion": rv}}
+
+
+@pytest.mark.parametrize("by_namespace", [True, False])
+def test_keys_in_a_namespace_follow_events_and_remembered_writes(by_namespace: bool) -> None:
+    watched = WatchCache(cast(Kube, None), MANIFEST_WORKS, by_namespace=by_namespace)
+    watched._apply({"type": "ADDED", "object": in_namespace("a", "c1", "1")})
+    watched._apply({"type": "ADDED", "object": in_namespace("b", "c2", "2")})
+    watched.remember(in_namespace("c", "c1", "3"))
+    assert watched.keys_in("c1") == [("c1", "a"), ("c1", "c")]
+    watched._apply({"type": "DELETED", "object": in_namespace("a", "c1", "4")})
+    watched._apply({"type": "MODIFIED", "object": in_namespace("b", "c2", "1")})  # older: ignored
+    assert watched.keys_in("c1") == [("c1", "c")]
+    assert watched.keys_in("c2") == [("c2", "b")]
+    assert watched.keys_in("c3") == []
+
+
+async def test_keys_in_a_namespace_are_those_of_the_last_listing() -> None:
+    kube = PagedKube([[page("5", work("a", "1"), work("b", "2"))], [page("9", work("b", "8"))]])
+    watched = WatchCache(cast(Kube, kube), MANIFEST_WORKS, by_namespace=True)
+    await watched._list()
+    assert watched.keys_in("c1") == [("c1", "a"), ("c1", "b")]
+    await watched._list()
+    assert watched.keys_in("c1") == [("c1", "b")]

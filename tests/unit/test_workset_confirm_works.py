@@ -75,19 +75,36 @@ async def test_a_listing_newer_than_the_cache_teaches_the_index() -> None:
 
 
 class Recording(Kube):
-    """A client that answers a list of metadata with only each work's metadata, as the API does,
-    and records which kind of list each call asked for."""
+    """A client that answers a list of metadata with only each object's metadata, as the API
+    does, lists one namespace when asked (with a field selector on the name, the ``metadata.name``
+    one the add-on manager always sends aside), and records each call as (metadata only, the
+    namespace listed: None for all)."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
         super().__init__(ApiClient())
         self.items = items
-        self.calls: list[bool] = []
+        self.calls: list[tuple[bool, str | None]] = []
 
-    async def list_objects(self, *_args: Any, metadata_only: bool = False, **_kwargs: Any) -> list[dict[str, Any]]:
-        self.calls.append(metadata_only)
+    async def list_objects(
+        self, _res: Any, namespace: str | None = None, *, metadata_only: bool = False, field_selector: str | None = None,
+        **_kwargs: Any,
+    ) -> list[dict[str, Any]]:
+        self.calls.append((metadata_only, namespace))
+        found = [o for o in self.items if namespace is None or o["metadata"]["namespace"] == namespace]
+        if field_selector and namespace is not None:
+            name = field_selector.removeprefix("metadata.name=")
+            found = [o for o in found if o["metadata"]["name"] == name]
         if metadata_only:
-            return [{"kind": "PartialObjectMetadata", "metadata": w["metadata"]} for w in self.items]
-        return self.items
+            return [{"kind": "PartialObjectMetadata", "metadata": o["metadata"]} for o in found]
+        return found
+
+
+METADATA = (True, None)
+FULL_LIST = (False, None)
+
+
+def in_cluster(obj: dict[str, Any], index: int) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "namespace": f"cluster{index}"}}
 
 
 async def test_a_cache_that_kept_up_is_confirmed_from_the_works_metadata_alone() -> None:
@@ -95,24 +112,42 @@ async def test_a_cache_that_kept_up_is_confirmed_from_the_works_metadata_alone()
     ctl = controller(kube)
     arrive(ctl, work("100", "True"))
     assert await ctl._confirm_owned_works(OWNER, [work("100", "True")]) is None
-    assert kube.calls == [True]  # one list of metadata, no full works
+    assert kube.calls == [METADATA]  # one list of metadata, no full works
 
 
-async def test_a_newer_version_in_the_metadata_lists_the_full_works_and_plans_from_them() -> None:
+async def test_a_newer_version_in_the_metadata_reads_that_work_and_plans_from_it() -> None:
     kube = Recording([work("300", "False")])
     ctl = controller(kube)
     arrive(ctl, work("100", "True"))
     merged = await ctl._confirm_owned_works(OWNER, [work("100", "True")])
-    assert kube.calls == [True, False]
+    assert kube.calls == [METADATA, (False, "cluster7")]  # the newer work alone
     assert merged is not None and merged[0]["status"]["conditions"][0]["status"] == "False"
 
 
-async def test_a_work_the_cache_never_saw_lists_the_full_works() -> None:
+async def test_a_work_the_cache_never_saw_is_read() -> None:
     kube = Recording([work("100", "True")])
     ctl = controller(kube)
     merged = await ctl._confirm_owned_works(OWNER, [])
-    assert kube.calls == [True, False]
+    assert kube.calls == [METADATA, (False, "cluster7")]
     assert merged is not None and [w["metadata"]["resourceVersion"] for w in merged] == ["100"]
+
+
+async def test_many_newer_works_are_read_in_one_list_of_them_all() -> None:
+    """Past ``confirm.few`` newer objects, one list costs less than a read for each."""
+    planned = [in_cluster(work("100", "True"), i) for i in range(40)]
+    stored = [in_cluster(work("300" if i < 9 else "100", "False" if i < 9 else "True"), i) for i in range(40)]
+    kube = Recording(stored)
+    ctl = controller(kube)
+    merged = await ctl._confirm_owned_works(OWNER, planned)
+    assert kube.calls == [METADATA, FULL_LIST]
+    assert merged is not None
+    assert sorted(w["metadata"]["namespace"] for w in merged if w["metadata"]["resourceVersion"] == "300") == sorted(
+        f"cluster{i}" for i in range(9)
+    )
+    kube.calls.clear()
+    stored[8] = planned[8]  # eight newer of 40: each read alone
+    merged = await ctl._confirm_owned_works(OWNER, planned)
+    assert kube.calls == [METADATA] + [(False, f"cluster{i}") for i in range(8)]
 
 
 def mca(rv: str) -> dict[str, Any]:
@@ -136,3 +171,38 @@ async def test_the_addon_manager_keeps_the_newer_mca_too() -> None:
     merged = await ctl._confirm_mcas("hello", {"cluster7": mca("100")})
     assert merged is not None
     assert ctl.mcas_by_name["hello"]["cluster7"]["metadata"]["resourceVersion"] == "300"
+
+
+async def test_the_addon_manager_confirms_from_the_mcas_metadata_alone_when_its_cache_kept_up() -> None:
+    from ocm_rollout.controllers.addon.operator import AddonController
+
+    kube = Recording([mca("100")])
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=kube)))
+    assert await ctl._confirm_mcas("hello", {"cluster7": mca("100")}) is None
+    assert kube.calls == [METADATA]  # one list of metadata, no full MCAs
+
+
+async def test_the_addon_manager_reads_the_mca_the_metadata_shows_newer() -> None:
+    from ocm_rollout.controllers.addon.operator import AddonController
+
+    newer = {**mca("300"), "status": {"namespace": "agents"}}
+    kube = Recording([newer])
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=kube)))
+    merged = await ctl._confirm_mcas("hello", {"cluster7": mca("100")})
+    assert kube.calls == [METADATA, (False, "cluster7")]
+    assert merged is not None and merged["cluster7"]["status"] == {"namespace": "agents"}
+    # An MCA the cache never saw is news too.
+    kube.calls.clear()
+    merged = await ctl._confirm_mcas("hello", {})
+    assert kube.calls == [METADATA, (False, "cluster7")] and merged is not None and list(merged) == ["cluster7"]
+
+
+async def test_the_addon_manager_lists_the_full_mcas_when_many_are_newer() -> None:
+    from ocm_rollout.controllers.addon.operator import AddonController
+
+    planned = {f"cluster{i}": in_cluster(mca("100"), i) for i in range(40)}
+    kube = Recording([in_cluster(mca("300"), i) for i in range(40)])
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=kube)))
+    merged = await ctl._confirm_mcas("hello", planned)
+    assert kube.calls == [METADATA, FULL_LIST]
+    assert merged is not None and {m["metadata"]["resourceVersion"] for m in merged.values()} == {"300"}

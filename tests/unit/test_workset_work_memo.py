@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT
+from ocm_rollout.api.constants import LABEL_DECISION_GROUP_INDEX, LABEL_PLACEMENT, LABEL_PLACEMENT_NAME
 from ocm_rollout.controllers.common.wire import JSON, format_time
 from ocm_rollout.controllers.rollout.reservations import EMPTY
 from ocm_rollout.controllers.workset import aggregation, history
@@ -74,8 +74,10 @@ conditions = st.lists(
 )
 # One change to the fleet: (what, cluster index, conditions, template index).
 events = st.tuples(
-    st.sampled_from(["write", "status", "status", "respec", "mark", "delete", "manifest-failure"]),
-    st.integers(0, len(CLUSTERS) - 1), conditions, st.integers(0, 1),
+    st.sampled_from(["write", "write", "write", "status", "status", "status", "respec", "mark", "delete",
+                     "manifest-failure", "twin", "orphan", "drop-extra"]),
+    # Half the events go to the first two clusters, so one work often changes several times.
+    st.one_of(st.integers(0, 1), st.integers(0, len(CLUSTERS) - 1)), conditions, st.integers(0, 1),
 )
 
 
@@ -84,8 +86,14 @@ class Fleet:
 
     def __init__(self) -> None:
         self.works: dict[str, JSON] = {}
+        # Works beside the one of each cluster: duplicates of a (cluster, placement), works of a
+        # placementRef the MWRS no longer names (each to be deleted by the plan).
+        self.extras: dict[str, JSON] = {}
         self.version = 100
         self.uids = 0
+
+    def listed(self) -> list[JSON]:
+        return [*self.works.values(), *self.extras.values()]
 
     def _next(self) -> str:
         self.version += 1
@@ -110,9 +118,23 @@ class Fleet:
                     body.pop("status", None)
                     self.put(cluster, body)
             return
+        if what == "drop-extra":
+            if self.extras:
+                gone = self.extras.pop(sorted(self.extras)[index % len(self.extras)])
+                memo.forget(str(gone["metadata"]["uid"]))
+            return
         if work is None:
             return
         metadata = dict(work["metadata"])
+        if what in ("twin", "orphan"):
+            self.uids += 1
+            name = f"{metadata['name']}-{what}-{self.uids}"
+            labels = dict(metadata.get("labels") or {})
+            if what == "orphan":
+                labels[LABEL_PLACEMENT_NAME] = "gone"
+            self.extras[name] = {**work, "metadata": {**metadata, "name": name, "uid": f"x{self.uids}",
+                                                      "resourceVersion": self._next(), "labels": labels}}
+            return
         if what == "delete":
             del self.works[cluster]
             memo.forget(str(metadata["uid"]))
@@ -153,13 +175,15 @@ def inputs(body: JSON, memo: WorkMemo, forms: Forms, current: JSON | None) -> Pl
 def outcome(plans: Plans, works: list[JSON], memo: WorkMemo) -> tuple[Any, ...]:
     status = aggregation.build_status(
         old_status=None, plan=plans.plan, outcome=DeployOutcome(), works=works, is_current=plans.is_current,
-        now=NOW, namespace="ns", memo=memo,
+        now=NOW, namespace="ns", memo=memo, owner=("ns/app", "u-app"),
     )
-    return plans.plan_u, plans.decision, plans.plan, plans.held, status.status, status.apply_failures
+    # The order of each ref's clusters too: messages and events list them as the plan gives them.
+    orders = [(list(r.current), list(r.statuses)) for p in (plans.plan_u, plans.plan) for r in p.refs]
+    return plans.plan_u, plans.decision, plans.plan, plans.held, status.status, status.apply_failures, orders
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(strategy=st.sampled_from(STRATEGIES), steps=st.lists(events, max_size=30), respec_at=st.integers(0, 30))
+@given(strategy=st.sampled_from(STRATEGIES), steps=st.lists(events, min_size=5, max_size=30), respec_at=st.integers(0, 30))
 def test_plans_and_status_with_the_memo_equal_those_derived_afresh(
     strategy: JSON, steps: list[tuple[str, int, list[JSON], int]], respec_at: int
 ) -> None:
@@ -169,11 +193,15 @@ def test_plans_and_status_with_the_memo_equal_those_derived_afresh(
         if number == respec_at:
             # A new template: the works of the old one no longer match, then revert matching applies.
             body, current = mwrs(TEMPLATES[1], strategy), TEMPLATES[0]
-        works = list(fleet.works.values())
+        works = fleet.listed()
         kept = plan_and_decide(inputs(body, memo, forms, current), works)
         fresh = plan_and_decide(inputs(body, DIRECT, direct_forms, current), works)
         assert outcome(kept, works, memo) == outcome(fresh, works, DIRECT)
         fleet.apply(event, fresh, memo)
+    works = fleet.listed()
+    kept = plan_and_decide(inputs(body, memo, forms, current), works)
+    fresh = plan_and_decide(inputs(body, DIRECT, direct_forms, current), works)
+    assert outcome(kept, works, memo) == outcome(fresh, works, DIRECT)
 
 
 def test_a_new_version_is_derived_again_and_a_copy_of_the_same_version_is_not() -> None:
@@ -213,3 +241,37 @@ def test_the_matcher_judges_once_per_version_and_template() -> None:
     assert len(calls) == 2
     assert matches({**work, "metadata": {"uid": "u1", "resourceVersion": "2"}})
     assert len(calls) == 3
+
+
+def test_a_ref_table_judges_only_the_clusters_whose_work_changed() -> None:
+    memo, judged = WorkMemo(), []
+    matches = memo.matcher("t1", lambda work: work["spec"] == "t1")
+
+    def status_of(work: JSON) -> Any:
+        judged.append(work["metadata"]["name"])
+        return memo.rollout_status(work)
+
+    def work(name: str, version: str, spec: str = "t1") -> JSON:
+        return {"metadata": {"name": name, "namespace": name, "uid": f"u-{name}", "resourceVersion": version},
+                "spec": spec}
+
+    table = memo.ref_table("ns/app", ("u-app", "fleet"), matches, False)
+    works = {"b": work("b", "1"), "a": work("a", "1"), "c": work("c", "1", spec="old")}
+    table.update(works, matches, status_of)
+    assert sorted(judged) == ["a", "b"] and list(table.statuses) == ["a", "b"] and table.outdated == {"c"}
+    judged.clear()
+    works = {**works, "a": work("a", "2"), "d": work("d", "1")}
+    del works["b"]
+    assert memo.ref_table("ns/app", ("u-app", "fleet"), matches, False) is table
+    table.update(works, matches, status_of)
+    assert judged == ["a", "d"]
+    assert list(table.current) == ["a", "d"] and [e.cluster_name for e in table.existing()] == ["a", "d"]
+    # Another template, a verifying strategy, or a matcher the memo did not make: another table.
+    assert memo.ref_table("ns/app", ("u-app", "fleet"), memo.matcher("t2", matches), False) is not table
+    assert memo.ref_table("ns/app", ("u-app", "fleet"), matches, True) is not table
+    assert memo.ref_table("ns/app", ("u-app", "fleet"), lambda w: True, False) is not table
+    assert DIRECT.ref_table("ns/app", ("u-app", "fleet"), matches, False) is not DIRECT.ref_table(
+        "ns/app", ("u-app", "fleet"), matches, False
+    )
+    memo.forget_owner("ns/app")
+    assert memo.ref_table("ns/app", ("u-app", "fleet"), matches, False) is not table

@@ -1,0 +1,47 @@
+"""The credentials refresh of the ``kubernetes`` client, at most once a second
+(ocm_rollout.client.authrefresh)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ocm_rollout.client.authrefresh import throttled
+from ocm_rollout.client.kube import load_api_client
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_hook_runs_at_most_once_a_second() -> None:
+    calls: list[Any] = []
+    clock = Clock()
+    hook = throttled(calls.append, 1.0, clock)
+    hook("a")
+    clock.now += 0.5
+    hook("b")
+    assert calls == ["a"]
+    clock.now += 0.6
+    hook("c")
+    assert calls == ["a", "c"]
+
+
+def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "secret"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }))
+    configuration = load_api_client(str(path)).configuration
+    for _ in range(3):
+        assert configuration.get_api_key_with_prefix("BearerToken") == "Bearer secret"
+    assert configuration.host == "https://127.0.0.1:1"

@@ -1,0 +1,82 @@
+"""The wait of a child's change before its owner's pass (controllers/runtime/coalesce.py)."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ocm_rollout.client.queue import WorkQueue
+from ocm_rollout.controllers.runtime.coalesce import Coalescer, PassCost
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_owner_never_passed_waits_the_floor() -> None:
+    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    assert coalescer.delay("a") == 0.2
+
+
+def test_the_wait_is_the_factor_times_the_last_pass_within_floor_and_ceiling() -> None:
+    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    coalescer.record("a", 0.05)
+    assert coalescer.delay("a") == 0.5
+    coalescer.record("a", 0.001)
+    assert coalescer.delay("a") == 0.2
+    coalescer.record("a", 1.0)
+    assert coalescer.delay("a") == 2.0
+    assert coalescer.delay("b") == 0.2
+    coalescer.forget("a")
+    assert coalescer.delay("a") == 0.2
+
+
+def test_add_queues_each_owner_after_its_wait_and_returns_no_key() -> None:
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
+    coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
+    coalescer.record("a", 0.1)
+    assert coalescer.add(["a", "b"]) == []
+    assert coalescer.add([""]) == []
+    assert queue._due == {"a": clock.now + 1.0, "b": clock.now + 0.2}
+
+
+def test_with_no_floor_an_owner_never_passed_is_queued_at_once() -> None:
+    """The ManifestWorkReplicaSet controller's setting: no wait until a pass has cost something."""
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("workset", clock=clock)
+    coalescer = Coalescer(queue, floor=0.0, factor=10, ceiling=2)
+    coalescer.add(["ns/a"])
+    assert queue._due == {} and queue._ready_set == {"ns/a"}
+    coalescer.record("ns/b", 0.01)
+    coalescer.add(["ns/b"])
+    assert queue._due == {"ns/b": clock.now + 0.1}
+
+
+@given(st.lists(st.floats(min_value=0, max_value=100, allow_nan=False), max_size=20))
+def test_the_wait_stays_within_floor_and_ceiling(costs: list[float]) -> None:
+    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    for cost in costs:
+        coalescer.record("a", cost)
+        assert 0.2 <= coalescer.delay("a") <= 2.0
+
+
+def test_a_pass_cost_adds_up_its_measured_sections_also_one_that_raised() -> None:
+    cost = PassCost()
+    with cost.measure():
+        time.sleep(0.01)
+    first = cost.seconds
+    assert first >= 0.01
+    try:
+        with cost.measure():
+            time.sleep(0.01)
+            raise ValueError("a step failed")
+    except ValueError:
+        pass
+    assert cost.seconds >= first + 0.01
