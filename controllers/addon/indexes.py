@@ -14,6 +14,7 @@ from typing import Any
 
 from ocm_rollout.api.constants import (
     ADDON_ANNOTATION_PREFIX,
+    ADDON_CONDITION_CONFIGURED,
     ANNOTATION_ADDON_LIFECYCLE,
     LABEL_ADDON_NAME,
     LABEL_ADDON_NAMESPACE,
@@ -93,6 +94,54 @@ def mca_pass_facts(cma: JSON) -> tuple[str, bool, str | None]:
         is_deleting(cma),
         annotations_of(cma).get(ANNOTATION_ADDON_LIFECYCLE),
     )
+
+
+# Metadata an MCA pass never reads (and that every write changes).
+_UNREAD_METADATA = frozenset({"resourceVersion", "managedFields"})
+
+
+def _without_configured(conditions: Any) -> Any:
+    if not isinstance(conditions, list):
+        return conditions
+    return [c for c in conditions if not (isinstance(c, dict) and c.get("type") == ADDON_CONDITION_CONFIGURED)]
+
+
+def only_configured_changed(mca: JSON, previous: JSON | None) -> bool:
+    """Is the only change from ``previous`` to ``mca`` in what an MCA pass does not read
+    (``mca_steps``): its ``Configured`` condition (set by the CMA's passes, 8.2 and 8.3) and
+    ``resourceVersion``? Anything else, or no previous version, says no."""
+    if previous is None or mca.keys() != previous.keys():
+        return False
+    for key, value in mca.items():
+        if key == "metadata" or key == "status":
+            continue
+        if previous[key] != value:
+            return False
+    old_meta, new_meta = previous.get("metadata"), mca.get("metadata")
+    if not isinstance(old_meta, dict) or not isinstance(new_meta, dict) or old_meta.keys() != new_meta.keys():
+        return False
+    if any(value != old_meta[key] for key, value in new_meta.items() if key not in _UNREAD_METADATA):
+        return False
+    old_status, new_status = previous.get("status"), mca.get("status")
+    if not isinstance(old_status, dict) or not isinstance(new_status, dict) or old_status.keys() != new_status.keys():
+        return False
+    for key, value in new_status.items():
+        if key == "conditions":
+            if _without_configured(value) != _without_configured(old_status[key]):
+                return False
+        elif value != old_status[key]:
+            return False
+    return True
+
+
+def mca_pass_keys(event_type: str, mca: JSON, previous: JSON | None) -> list[str]:
+    """The MCA pass a change of an MCA queues: its own, unless only what the pass does not read
+    changed (``only_configured_changed``). A wide rollout sets ``Configured`` False on every MCA
+    it does not give the configurations yet, often after their own passes ran: each such write
+    would otherwise queue a pass that finds nothing to do."""
+    if event_type != "DELETED" and only_configured_changed(mca, previous):
+        return []
+    return [f"{namespace_of(mca)}/{name_of(mca)}"]
 
 
 def cma_placements(cma: JSON) -> set[tuple[str, str]]:

@@ -47,7 +47,13 @@ from ocm_rollout.controllers.addon import cma_steps, mca_io, mca_steps
 from ocm_rollout.controllers.addon import verify as verifying
 from ocm_rollout.controllers.addon.cma_steps import RESYNC_SECONDS, CmaPass
 from ocm_rollout.controllers.addon.configcache import ConfigCaches
-from ocm_rollout.controllers.addon.indexes import AddonIndexes, addon_annotations, cma_placements, work_keys
+from ocm_rollout.controllers.addon.indexes import (
+    AddonIndexes,
+    addon_annotations,
+    cma_placements,
+    mca_pass_keys,
+    work_keys,
+)
 from ocm_rollout.controllers.addon.inputs import PlacementInput
 from ocm_rollout.controllers.addon.install import is_lifecycle_managed
 from ocm_rollout.controllers.addon.judge_memo import JudgeMemo
@@ -132,7 +138,7 @@ class AddonController:
         self.mca_cache = runtime.watch(MANAGED_CLUSTER_ADDONS, source=LIST_WATCH, index=self._on_mca, triggers=[
             # A CMA pass costs O(its MCAs): the changes of many MCAs within a moment share one pass.
             Trigger(cmas, lambda _t, obj, _p: self.coalescer.add([name_of(obj)])),
-            Trigger(mcas, lambda _t, obj, _p: [f"{namespace_of(obj)}/{name_of(obj)}"]),
+            Trigger(mcas, mca_pass_keys),
         ])
         self.work_cache = runtime.watch(MANIFEST_WORKS, source=LIST_WATCH, label_selector=LABEL_ADDON_NAME, index=ix.on_work, triggers=[
             Trigger(mcas, lambda _t, obj, previous: work_keys(obj, previous)),
