@@ -172,7 +172,10 @@ class DashboardHub:
             eventually(lambda: _get(url) == 200, message=f"the dashboard answering at {url}")
             api = kubernetes.client.CustomObjectsApi(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
             hub = cls(up, kubeconfig, url, api, clusters)
-            eventually(lambda: len(hub.available()) == clusters, timeout=90, message=f"{clusters} clusters available")
+            try:
+                eventually(lambda: len(hub.available()) == clusters, timeout=90, message=f"{clusters} clusters available")
+            except pytest.fail.Exception as exc:  # say what `up` said (did it stop?)
+                pytest.fail(f"{exc}\nexit code of up: {up.process.poll()}; its output: {up.output()[-3000:]!r}")
         except BaseException:
             up.stop()
             raise
