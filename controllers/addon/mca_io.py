@@ -23,7 +23,6 @@ from ocm_rollout.controllers.addon import install
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.runtime import confirm as confirming
 from ocm_rollout.controllers.runtime.events import WARNING
-from ocm_rollout.controllers.runtime.overlay import strictly_newer
 
 if TYPE_CHECKING:
     from ocm_rollout.controllers.addon.operator import AddonController
@@ -137,14 +136,7 @@ async def confirm_mcas(ctl: AddonController, name: str, planned_from: dict[str, 
 
     stored = await confirming.read_newer(keys, len(listed), read_one, read_all)
     merged = dict(planned_from)
-    changed = False
-    for mca in stored:
-        cluster = namespace_of(mca)
-        if strictly_newer(mca, merged.get(cluster)):
-            merged[cluster] = mca
-            changed = True
-            ctl.mca_cache.learnt(mca)
-    if not changed:
+    if not confirming.merge_newer(stored, merged, namespace_of, ctl.mca_cache.learnt):
         return None
     log.info("MCA cache lagged behind the API; planned again", extra={"key": name})
     return dict(sorted(merged.items()))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Final
+from typing import Final, TypeVar
 
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
@@ -35,6 +35,7 @@ FEW_SHARE: Final = 32
 CONCURRENCY: Final = 16
 
 Key = tuple[str, str]
+K = TypeVar("K")
 ReadOne = Callable[[str, str], Awaitable[list[JSON]]]
 ReadAll = Callable[[], Awaitable[list[JSON]]]
 
@@ -71,3 +72,23 @@ async def read_newer(keys: list[Key], listed: int, read_one: ReadOne, read_all: 
     for objects in await asyncio.gather(*(one(namespace, name) for namespace, name in keys)):
         found.extend(obj for obj in objects if (namespace_of(obj), name_of(obj)) in wanted)
     return found
+
+
+def merge_newer(
+    stored: Iterable[JSON],
+    merged: dict[K, JSON],
+    key: Callable[[JSON], K],
+    learnt: Callable[[JSON], object],
+    accept: Callable[[JSON], bool] = lambda _obj: True,
+) -> bool:
+    """Put into ``merged`` (key -> the copy planned from) each ``stored`` object that ``accept``
+    takes and that is strictly newer than the copy under its key, and tell the cache
+    (``learnt``); whether any was."""
+    changed = False
+    for obj in stored:
+        k = key(obj)
+        if accept(obj) and strictly_newer(obj, merged.get(k)):
+            merged[k] = obj
+            learnt(obj)
+            changed = True
+    return changed

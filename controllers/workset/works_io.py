@@ -17,7 +17,6 @@ from ocm_rollout.client.kube import JSON, MANIFEST_WORKS, Conflict, Forbidden, I
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
 from ocm_rollout.controllers.runtime import confirm as confirming
 from ocm_rollout.controllers.runtime.cache import Cache
-from ocm_rollout.controllers.runtime.overlay import strictly_newer
 from ocm_rollout.controllers.runtime.shell import Runtime
 from ocm_rollout.controllers.runtime.writer import ConcurrentWriter
 from ocm_rollout.controllers.workset import aggregation
@@ -107,14 +106,10 @@ class WorksIO:
             return await self.runtime.list_objects(MANIFEST_WORKS, label_selector=selector)
 
         stored = await confirming.read_newer(keys, len(listed), read_one, read_all)
-        changed = False
-        for work in stored:
-            key = (namespace_of(work), name_of(work))
-            if belongs_to(work, owner) and strictly_newer(work, merged.get(key)):
-                merged[key] = work
-                changed = True
-                self.cache.learnt(work)
-        if not changed:
+        def accept(work: JSON) -> bool:
+            return belongs_to(work, owner)
+
+        if not confirming.merge_newer(stored, merged, lambda w: (namespace_of(w), name_of(w)), self.cache.learnt, accept):
             return None
         log.info("work cache lagged behind the API; planned again", extra={"owner": owner.label_value})
         return _by_place(list(merged.values()))

@@ -69,3 +69,20 @@ def test_one_by_one_reads_are_bounded_in_flight() -> None:
     keys = [(f"c{i}", "x") for i in range(100)]
     assert len(asyncio.run(confirm.read_newer(keys, 10_000, read_one, read_all))) == 100
     assert peak == confirm.CONCURRENCY
+
+
+def test_merge_newer_takes_only_strictly_newer_accepted_objects() -> None:
+    def obj(name: str, rv: str, owner: str = "o") -> dict:
+        return {"metadata": {"namespace": "ns", "name": name, "resourceVersion": rv, "labels": {"owner": owner}}}
+
+    merged = {"a": obj("a", "5"), "b": obj("b", "5")}
+    learnt: list[str] = []
+    stored = [obj("a", "5"), obj("b", "7"), obj("c", "1"), obj("d", "9", owner="other")]
+    changed = confirm.merge_newer(
+        stored, merged, lambda o: o["metadata"]["name"], lambda o: learnt.append(o["metadata"]["name"]),
+        lambda o: o["metadata"]["labels"]["owner"] == "o",
+    )
+    assert changed
+    assert {k: v["metadata"]["resourceVersion"] for k, v in merged.items()} == {"a": "5", "b": "7", "c": "1"}
+    assert learnt == ["b", "c"]
+    assert not confirm.merge_newer([obj("a", "4")], merged, lambda o: o["metadata"]["name"], learnt.append)
