@@ -61,6 +61,10 @@ class WorkQueue(Generic[K]):
         self._changed = asyncio.Event()
         self._shut_down = False
 
+    def now(self) -> float:
+        """The queue's clock (what ``add_after`` counts from)."""
+        return self._clock()
+
     # -- adding ---------------------------------------------------------------------------
     def _held_for(self, key: K) -> float:
         """Seconds ``key`` is still held by a server's Retry-After (0 when it is not)."""

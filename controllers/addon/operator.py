@@ -255,9 +255,8 @@ class AddonController:
         if is_deleting(body):
             return DONE  # its MCAs go by garbage collection of the owner reference (4.2)
         state = CmaPass(name, body, self.runtime.clock())
-        outcome = await run_chain(cma_steps.CMA_PASS, self, state) or DONE
-        self.coalescer.record(name, state.computing.seconds)
-        return outcome
+        with self.coalescer.passing(name, state.computing):
+            return await run_chain(cma_steps.CMA_PASS, self, state) or DONE
 
     async def reconcile_mca(self, key: str) -> Outcome:
         cluster, _, name = key.partition("/")

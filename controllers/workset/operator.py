@@ -221,9 +221,8 @@ class WorksetController:
             self._forget(key, namespace, name)
             return DONE
         p = Pass(key, body, owner_for(namespace, name), self.runtime.clock())
-        outcome = await run_chain(PASS, self, p) or steps.finish(p, RESYNC_SECONDS)
-        self.coalescer.record(key, p.computing.seconds)
-        return outcome
+        with self.coalescer.passing(key, p.computing):
+            return await run_chain(PASS, self, p) or steps.finish(p, RESYNC_SECONDS)
 
     async def reconcile_ttl(self, key: str) -> Outcome:
         """Delete a finished work once its ttlSecondsAfterFinished has passed (docs/behaviour/mwrs.md 9)."""

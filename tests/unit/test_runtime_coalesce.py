@@ -80,3 +80,69 @@ def test_a_pass_cost_adds_up_its_measured_sections_also_one_that_raised() -> Non
     except ValueError:
         pass
     assert cost.seconds >= first + 0.01
+
+
+def test_the_wait_counts_from_the_end_of_the_last_pass() -> None:
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
+    coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
+    coalescer.record("a", 0.1)  # ended at 100.0: the next pass no sooner than 101.0
+    clock.now = 100.7
+    assert abs(coalescer.delay("a") - 0.3) < 1e-9
+    clock.now = 100.95
+    assert coalescer.delay("a") == 0.2  # never less than the floor
+    clock.now = 105.0
+    assert coalescer.delay("a") == 0.2  # long idle: the floor only
+
+
+def test_a_change_heard_during_a_pass_waits_for_its_end() -> None:
+    """Changes streaming in while a pass runs do not start the next one as soon as it ends:
+    they wait factor times its computing after its end (here 1 s), at most the ceiling after
+    the first of them."""
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
+    coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
+    cost = PassCost()
+    with coalescer.passing("a", cost):
+        clock.now = 100.3
+        coalescer.add(["a"])
+        clock.now = 100.5
+        coalescer.add(["a", "b"])
+        assert queue._due == {"b": 100.7}  # another owner is not held
+        cost.seconds = 0.1
+        clock.now = 100.6
+    assert queue._due == {"a": 101.6, "b": 100.7}
+    with coalescer.passing("c", cost):
+        clock.now = 101.0
+        coalescer.add(["c"])
+        cost.seconds = 0.5  # 5 s after the end, but at most 2 s after the change
+        clock.now = 101.5
+    assert queue._due["c"] == 103.0
+
+
+def test_a_pass_that_raised_still_queues_what_it_held() -> None:
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
+    coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
+    try:
+        with coalescer.passing("a", PassCost()):
+            coalescer.add(["a"])
+            raise RuntimeError("the pass failed")
+    except RuntimeError:
+        pass
+    assert queue._due == {"a": 100.2}
+    assert coalescer.running == {}
+
+
+def test_a_pass_without_changes_queues_nothing_and_a_forgotten_owner_holds_nothing() -> None:
+    clock = Clock()
+    queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
+    coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
+    with coalescer.passing("a", PassCost()):
+        pass
+    assert queue._due == {} and not queue._ready_set
+    with coalescer.passing("a", PassCost()):
+        coalescer.add(["a"])
+        coalescer.forget("a")  # the owner went
+        coalescer.add(["a"])
+    assert "a" in queue._due  # queued afresh once forgotten: the pass finds it gone
