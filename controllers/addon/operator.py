@@ -121,7 +121,9 @@ class AddonController:
         cmas, mcas, clusters = self.cma_queue, self.mca_queue, self.cluster_queue
         self.coalescer: Coalescer[str] = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
         self.cma_cache = runtime.watch(CLUSTER_MANAGEMENT_ADDONS, source=KOPF, index=ix.on_cma, triggers=[
-            Trigger(cmas, lambda _t, obj, _p: [name_of(obj)]),
+            # A CMA pass writes the CMA (its reservations, its status) and looks again by itself
+            # when it must (a deferral, a conflict, a recheck): its echo queues nothing.
+            Trigger(cmas, lambda _t, obj, _p: [name_of(obj)], own_writes=False),
             Trigger(mcas, lambda t, obj, _p: ix.mca_keys_of_cma_event(t, obj)),
         ])
         self.placement_cache = runtime.watch(PLACEMENTS, source=KOPF, triggers=[

@@ -15,7 +15,9 @@ Either way a ``Cache`` answers ``get``, iteration and ``select`` through its ``O
 (``learnt``) and deletes it requested (``delete_requested``) are seen at once, by every reader,
 until the watch catches up. The controller's ``index`` callback hears the source's events and
 its own writes alike, so an index never misses a create it made; its ``triggers`` hear only the
-source's events (a controller's own write does not wake it again).
+source's events (a controller's own write does not wake it again), and a trigger declared with
+``own_writes=False`` not even the watch's echo of such a write: the very version the API returned
+to the controller (a later version, anyone's, is an event like any other).
 
 Only the runtime imports kopf: ``KopfSource.bind`` is called from ``shell``'s kopf handlers.
 """
@@ -28,7 +30,15 @@ from typing import Any
 
 from ocm_rollout.client.kube import JSON, Kube, Resource
 from ocm_rollout.client.watchcache import WatchCache
-from ocm_rollout.controllers.runtime.overlay import DeletePolicy, Key, Overlay, key_of, strictly_newer, uid_of
+from ocm_rollout.controllers.runtime.overlay import (
+    DeletePolicy,
+    Key,
+    Overlay,
+    key_of,
+    strictly_newer,
+    uid_of,
+    version_of,
+)
 
 Listener = Callable[[str, JSON, JSON | None], None]
 """Called with the event type ("" for the first listing, ADDED, MODIFIED, DELETED), the object
@@ -115,6 +125,11 @@ class Cache:
         self.overlay = Overlay(policy)
         self.index_listeners: list[Listener] = []
         self.trigger_listeners: list[Listener] = []
+        # Trigger listeners that the echo of the controller's own write does not concern.
+        self.not_own_listeners: list[Listener] = []
+        # key -> the object as this controller's latest write of it returned it, until the watch
+        # brings that version (its echo) or a later one.
+        self._own: dict[Key, JSON] = {}
 
     # -- reading -------------------------------------------------------------------------------
     def get(self, name: str, namespace: str | None = None) -> JSON | None:
@@ -178,6 +193,7 @@ class Cache:
         if previous is not None and uid_of(previous) == uid_of(obj) and not strictly_newer(obj, previous):
             return
         self.overlay.wrote(obj, created=created)
+        self._own[key_of(obj)] = obj
         self._tell(self.index_listeners, "ADDED" if previous is None else "MODIFIED", obj, previous)
 
     def learnt(self, obj: JSON) -> bool:
@@ -200,6 +216,22 @@ class Cache:
     def on_source(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         self._tell(self.index_listeners, event_type, obj, previous)
         self._tell(self.trigger_listeners, event_type, obj, previous)
+        if not self._is_own_echo(event_type, obj):
+            self._tell(self.not_own_listeners, event_type, obj, previous)
+
+    def _is_own_echo(self, event_type: str, obj: JSON) -> bool:
+        """Is ``obj`` the very version a write of this controller's returned (not a deletion)?
+        The record of that write goes with its echo, or with any later version."""
+        key = key_of(obj)
+        own = self._own.get(key)
+        if own is None:
+            return False
+        if event_type != "DELETED" and uid_of(own) == uid_of(obj) and version_of(own) == version_of(obj):
+            del self._own[key]
+            return True
+        if event_type == "DELETED" or uid_of(own) != uid_of(obj) or strictly_newer(obj, own):
+            del self._own[key]
+        return False
 
     @staticmethod
     def _tell(listeners: list[Listener], event_type: str, obj: JSON, previous: JSON | None) -> None:

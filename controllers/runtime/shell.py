@@ -89,6 +89,10 @@ class Trigger(Generic[K]):
     queue: WorkQueue[K]
     keys: Callable[[str, JSON, JSON | None], Iterable[K]]
     delay: float = 0.0
+    #: False: the watch's echo of this controller's own write (the very version the API returned
+    #: to it) queues nothing. For an owner whose pass writes the owner itself (its status, a
+    #: record) and plans from everything else already: its echo would only run the pass again.
+    own_writes: bool = True
 
 
 @dataclass(frozen=True)
@@ -167,7 +171,7 @@ class Runtime:
         if index is not None:
             cache.index_listeners.append(index)
         for trigger in triggers:
-            cache.trigger_listeners.append(_enqueuer(trigger))
+            (cache.trigger_listeners if trigger.own_writes else cache.not_own_listeners).append(_enqueuer(trigger))
         self.caches.append(cache)
         return cache
 

@@ -200,6 +200,33 @@ def test_a_cache_shows_own_writes_to_the_index_but_not_to_the_triggers() -> None
     assert indexed == ["ADDED", "ADDED"] and len(queue) == 1
 
 
+def test_a_trigger_without_own_writes_skips_only_the_echo_of_the_version_written() -> None:
+    rt = runtime()
+    every: WorkQueue[str] = rt.queue("every", lambda key: asyncio.sleep(0, DONE))
+    others: WorkQueue[str] = rt.queue("others", lambda key: asyncio.sleep(0, DONE))
+    heard: list[str] = []
+    cache = rt.watch(MANAGED_CLUSTERS, source=LIST_WATCH, triggers=[
+        Trigger(every, lambda e, o, p: [o["metadata"]["name"]]),
+        Trigger(others, lambda e, o, p: heard.append(o["metadata"]["resourceVersion"]) or [], own_writes=False),
+    ])
+    cache.on_source("ADDED", obj("c1", "1", namespace=""), None)
+    cache.wrote(obj("c1", "2", namespace=""))
+    cache.on_source("MODIFIED", obj("c1", "2", namespace=""), None)  # the echo
+    cache.on_source("MODIFIED", obj("c1", "3", namespace=""), None)  # someone else's write
+    assert heard == ["1", "3"]
+    cache.wrote(obj("c1", "5", namespace=""))
+    cache.on_source("MODIFIED", obj("c1", "4", namespace=""), None)  # older than the write: not its echo
+    cache.on_source("MODIFIED", obj("c1", "6", namespace=""), None)  # later: the echo of 5 will not come
+    cache.on_source("MODIFIED", obj("c1", "5", namespace=""), None)  # (a relist's old copy) is no echo now
+    assert heard == ["1", "3", "4", "6", "5"]
+    cache.wrote(obj("c1", "7", namespace=""))
+    cache.on_source("MODIFIED", obj("c1", "7", uid="u2", namespace=""), None)  # another incarnation
+    cache.wrote(obj("c1", "8", namespace=""))
+    cache.on_source("DELETED", obj("c1", "8", namespace=""), None)  # a deletion always counts
+    assert heard == ["1", "3", "4", "6", "5", "7", "8"]
+    assert len(every) == 1  # the queue holds the key once; it heard every event
+
+
 def test_no_pass_runs_before_every_cache_has_listed() -> None:
     async def scenario() -> None:
         rt = runtime()
