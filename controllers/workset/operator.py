@@ -133,7 +133,10 @@ class WorksetController:
             self.queue, floor=0.0, factor=WORK_EVENT_WAIT_FACTOR, ceiling=WORK_EVENT_WAIT_MAX
         )
         self.mwrs = runtime.watch(
-            MANIFEST_WORK_REPLICA_SETS, index=self.on_mwrs, triggers=[Trigger(self.queue, lambda _t, o, _p: [_key(o)])]
+            # A pass writes its MWRS (status, reservations, finalizer) and says itself when to look
+            # again: the echo of such a write queues nothing.
+            MANIFEST_WORK_REPLICA_SETS, index=self.on_mwrs,
+            triggers=[Trigger(self.queue, lambda _t, o, _p: [_key(o)], own_writes=False)],
         )
         self.placements = runtime.watch(PLACEMENTS, triggers=[Trigger(self.queue, self.placement_keys)])
         self.decisions = runtime.watch(PLACEMENT_DECISIONS, triggers=[Trigger(self.queue, self.decision_keys)])
