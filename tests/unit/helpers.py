@@ -27,3 +27,13 @@ def schema_nodes(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, di
 def template_objects(manifests: Mapping[str, str]) -> list[dict[str, Any]]:
     """The objects of a Helm render's YAML templates (NOTES.txt and empty documents left out)."""
     return [doc for name, text in manifests.items() if name.endswith(".yaml") for doc in yaml.safe_load_all(text) if doc]
+
+
+class FakeClock:
+    """A clock the test moves by hand: call it for ``now`` (seconds)."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

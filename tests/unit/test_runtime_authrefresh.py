@@ -10,19 +10,12 @@ import yaml
 
 from ocm_rollout.client.authrefresh import throttled
 from ocm_rollout.client.kube import load_api_client
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.unit.helpers import FakeClock
 
 
 def test_the_hook_runs_at_most_once_a_second() -> None:
     calls: list[Any] = []
-    clock = Clock()
+    clock = FakeClock()
     hook = throttled(calls.append, 1.0, clock)
     hook("a")
     clock.now += 0.5

@@ -9,23 +9,16 @@ from hypothesis import strategies as st
 
 from ocm_rollout.client.queue import WorkQueue
 from ocm_rollout.controllers.runtime.coalesce import Coalescer, PassCost
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.unit.helpers import FakeClock
 
 
 def test_an_owner_never_passed_waits_the_floor() -> None:
-    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    coalescer = Coalescer(WorkQueue("addon", clock=FakeClock()), floor=0.2, factor=10, ceiling=2)
     assert coalescer.delay("a") == 0.2
 
 
 def test_the_wait_is_the_factor_times_the_last_pass_within_floor_and_ceiling() -> None:
-    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    coalescer = Coalescer(WorkQueue("addon", clock=FakeClock()), floor=0.2, factor=10, ceiling=2)
     coalescer.record("a", 0.05)
     assert coalescer.delay("a") == 0.5
     coalescer.record("a", 0.001)
@@ -38,7 +31,7 @@ def test_the_wait_is_the_factor_times_the_last_pass_within_floor_and_ceiling() -
 
 
 def test_add_queues_each_owner_after_its_wait_and_returns_no_key() -> None:
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
     coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
     coalescer.record("a", 0.1)
@@ -49,7 +42,7 @@ def test_add_queues_each_owner_after_its_wait_and_returns_no_key() -> None:
 
 def test_with_no_floor_an_owner_never_passed_is_queued_at_once() -> None:
     """The ManifestWorkReplicaSet controller's setting: no wait until a pass has cost something."""
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("workset", clock=clock)
     coalescer = Coalescer(queue, floor=0.0, factor=10, ceiling=2)
     coalescer.add(["ns/a"])
@@ -61,7 +54,7 @@ def test_with_no_floor_an_owner_never_passed_is_queued_at_once() -> None:
 
 @given(st.lists(st.floats(min_value=0, max_value=100, allow_nan=False), max_size=20))
 def test_the_wait_stays_within_floor_and_ceiling(costs: list[float]) -> None:
-    coalescer = Coalescer(WorkQueue("addon", clock=Clock()), floor=0.2, factor=10, ceiling=2)
+    coalescer = Coalescer(WorkQueue("addon", clock=FakeClock()), floor=0.2, factor=10, ceiling=2)
     for cost in costs:
         coalescer.record("a", cost)
         assert 0.2 <= coalescer.delay("a") <= 2.0
@@ -83,7 +76,7 @@ def test_a_pass_cost_adds_up_its_measured_sections_also_one_that_raised() -> Non
 
 
 def test_the_wait_counts_from_the_end_of_the_last_pass() -> None:
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
     coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
     coalescer.record("a", 0.1)  # ended at 100.0: the next pass no sooner than 101.0
@@ -99,7 +92,7 @@ def test_a_change_heard_during_a_pass_waits_for_its_end() -> None:
     """Changes streaming in while a pass runs do not start the next one as soon as it ends:
     they wait factor times its computing after its end (here 1 s), at most the ceiling after
     the first of them."""
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
     coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
     cost = PassCost()
@@ -121,7 +114,7 @@ def test_a_change_heard_during_a_pass_waits_for_its_end() -> None:
 
 
 def test_a_pass_that_raised_still_queues_what_it_held() -> None:
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
     coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
     try:
@@ -135,7 +128,7 @@ def test_a_pass_that_raised_still_queues_what_it_held() -> None:
 
 
 def test_a_pass_without_changes_queues_nothing_and_a_forgotten_owner_holds_nothing() -> None:
-    clock = Clock()
+    clock = FakeClock()
     queue: WorkQueue[str] = WorkQueue("addon", clock=clock)
     coalescer = Coalescer(queue, floor=0.2, factor=10, ceiling=2)
     with coalescer.passing("a", PassCost()):

@@ -13,39 +13,32 @@ import pytest
 from ocm_rollout.client.fencing import UNFENCED, LeaseLost, WriteFence
 from ocm_rollout.client.kube import DEFAULT_REQUEST_TIMEOUT, MANIFEST_WORKS, Kube
 from ocm_rollout.controllers.runtime.leader import LeaderElector, LeaseTimings
+from tests.unit.helpers import FakeClock
 from tests.unit.test_leader_elector import MemoryLeaseStore
 
 TIMINGS = LeaseTimings(lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_a_fence_never_granted_refuses_every_write() -> None:
     with pytest.raises(LeaseLost):
-        WriteFence(Clock()).admit()
+        WriteFence(FakeClock(1000.0)).admit()
 
 
 def test_a_granted_fence_admits_until_the_renew_deadline_with_the_time_left_to_land() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     fence = WriteFence(clock)
-    fence.grant(clock.t, renew_deadline=10.0, lease_duration=15.0)
-    clock.t += 9.5
+    fence.grant(clock.now, renew_deadline=10.0, lease_duration=15.0)
+    clock.now += 9.5
     assert fence.admit() == pytest.approx(5.5)  # answered before a successor may act
-    clock.t += 0.5
+    clock.now += 0.5
     with pytest.raises(LeaseLost):
         fence.admit()
 
 
 def test_a_revoked_fence_refuses_at_once() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     fence = WriteFence(clock)
-    fence.grant(clock.t, renew_deadline=10.0, lease_duration=15.0)
+    fence.grant(clock.now, renew_deadline=10.0, lease_duration=15.0)
     fence.revoke()
     with pytest.raises(LeaseLost):
         fence.admit()
@@ -60,20 +53,20 @@ async def test_the_elector_grants_on_renewal_and_the_fence_closes_at_the_deadlin
     the renew deadline, measured from the last renewal that succeeded."""
     store = MemoryLeaseStore()
     wall = [datetime(2026, 1, 1, tzinfo=UTC)]
-    mono = Clock()
+    mono = FakeClock(1000.0)
     fence = WriteFence(mono)
     elector = LeaderElector(store, "me", TIMINGS, clock=lambda: wall[0], fence=fence)
     await elector.step()
     assert elector.is_leader
-    mono.t += 2.0
+    mono.now += 2.0
     wall[0] += timedelta(seconds=2)
     await elector.step()  # renewed at mono 1002
     store.failing = True
-    mono.t += 2.0
+    mono.now += 2.0
     wall[0] += timedelta(seconds=2)
     await elector.step()  # fails: no new grant
     assert fence.admit() == pytest.approx(1002.0 + 15.0 - 1004.0)
-    mono.t = 1002.0 + 10.0
+    mono.now = 1002.0 + 10.0
     with pytest.raises(LeaseLost):
         fence.admit()
 
@@ -81,7 +74,7 @@ async def test_the_elector_grants_on_renewal_and_the_fence_closes_at_the_deadlin
 async def test_the_elector_revokes_the_fence_when_another_holder_wins_and_on_release() -> None:
     store = MemoryLeaseStore()
     wall = [datetime(2026, 1, 1, tzinfo=UTC)]
-    fence = WriteFence(Clock())
+    fence = WriteFence(FakeClock(1000.0))
     elector = LeaderElector(store, "me", TIMINGS, clock=lambda: wall[0], fence=fence)
     await elector.step()
     fence.admit()
@@ -115,7 +108,7 @@ class RecordingClient:
 
 def test_kube_sends_no_write_once_the_fence_is_closed_but_still_reads() -> None:
     client = RecordingClient()
-    kube = Kube(client, fence=WriteFence(Clock()))  # type: ignore[arg-type]
+    kube = Kube(client, fence=WriteFence(FakeClock(1000.0)))  # type: ignore[arg-type]
     with pytest.raises(LeaseLost):
         kube.request_sync("POST", MANIFEST_WORKS.path("cluster1"), body={})
     kube.request_sync("GET", MANIFEST_WORKS.path("cluster1"))
@@ -124,9 +117,9 @@ def test_kube_sends_no_write_once_the_fence_is_closed_but_still_reads() -> None:
 
 def test_kube_gives_each_admitted_write_the_time_left_before_a_successor() -> None:
     client = RecordingClient()
-    clock = Clock()
+    clock = FakeClock(1000.0)
     fence = WriteFence(clock)
-    fence.grant(clock.t, renew_deadline=10.0, lease_duration=15.0)
-    clock.t += 4.0
+    fence.grant(clock.now, renew_deadline=10.0, lease_duration=15.0)
+    clock.now += 4.0
     Kube(client, fence=fence).request_sync("PATCH", MANIFEST_WORKS.path("c", "w"), body={})  # type: ignore[arg-type]
     assert client.sent == [("PATCH", pytest.approx(11.0))]
