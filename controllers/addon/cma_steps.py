@@ -84,7 +84,8 @@ class CmaPass:
     # What the verify step (and the plugin calls) found: per placement, the failures it decided.
     verification: PassVerification = field(default_factory=PassVerification)
     # Seconds this pass spent computing over the whole fleet (install plan, reading the MCAs,
-    # the rollout plan): how long the next MCA change waits for it (``coalesce``).
+    # the rollout plan and its re-plan after a confirm): how long the next MCA change waits for
+    # it (``coalesce``).
     computing: PassCost = field(default_factory=PassCost)
 
     @property
@@ -196,8 +197,9 @@ async def confirm(ctl: AddonController, p: CmaPass) -> Outcome | None:
         return None
     confirmed = await mca_io.confirm_mcas(ctl, p.name, p.mcas)
     if confirmed is not None:
-        p.mcas = confirmed
-        p.plan = _plan(ctl, p)
+        with p.computing.measure():
+            p.mcas = confirmed
+            p.plan = _plan(ctl, p)
     return None
 
 

@@ -75,8 +75,11 @@ __all__ = ["RESYNC_SECONDS", "AddonController"]
 COMPONENT = "addon-manager-controller"
 WRITE_CONCURRENCY = 16
 # MCA changes re-queue their CMA at least this much later, so that a burst of them shares one
-# pass (longer when the CMA's passes cost more: ``coalesce``).
+# pass (longer when the CMA's passes cost more: ``coalesce``), and at most the maximum: ten times
+# a pass of 0.5 s (about 10,000 MCAs; with 2 s, the passes of a 10,000-cluster update were twice
+# as many, bench/addon_scale.py).
 MCA_EVENT_COALESCE_SECONDS = 0.2
+MCA_EVENT_COALESCE_MAX_SECONDS = 5.0
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 300.0
 
@@ -119,7 +122,7 @@ class AddonController:
         self.mca_queue = runtime.queue("addon-mca", self.reconcile_mca)
         self.cluster_queue = runtime.queue("addon-cluster", self.reconcile_cluster, workers=1)
         cmas, mcas, clusters = self.cma_queue, self.mca_queue, self.cluster_queue
-        self.coalescer: Coalescer[str] = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS)
+        self.coalescer: Coalescer[str] = Coalescer(cmas, floor=MCA_EVENT_COALESCE_SECONDS, ceiling=MCA_EVENT_COALESCE_MAX_SECONDS)
         self.cma_cache = runtime.watch(CLUSTER_MANAGEMENT_ADDONS, source=KOPF, index=ix.on_cma, triggers=[
             # A CMA pass writes the CMA (its reservations, its status) and looks again by itself
             # when it must (a deferral, a conflict, a recheck): its echo queues nothing.
