@@ -131,7 +131,7 @@ from ocm_rollout.controllers.rollout.model import (
     RolloutStatus,
 )
 from ocm_rollout.controllers.rollout.planner import plan_rollout
-from ocm_rollout.controllers.rollout.reservations import MAX_NEW_PER_PASS, Reservations
+from ocm_rollout.controllers.rollout.reservations import MAX_NEW_PER_PASS, Budget, Reservations
 from ocm_rollout.controllers.rollout.strategy import decode_strategy
 from ocm_rollout.controllers.rollout.timefmt import to_ns
 from ocm_rollout.controllers.rollout.verification import strategy_verifies
@@ -606,7 +606,7 @@ class _Pass:
     now: datetime
     now_text: str
     mcas: Mapping[str, Any]
-    budget: int
+    budget: Budget
     mca_status: dict[str, JSON] = field(default_factory=dict)
     widening: set[str] = field(default_factory=set)
     paused: bool = False
@@ -852,11 +852,9 @@ def _plan_placement(run: _Pass, node: PlacementNode, reserved: frozenset[str]) -
             if node.unready is not None or run.paused:
                 run.configured(entry, says, False)
                 continue
-            if cluster not in kept:
-                if run.budget <= 0:
-                    deferred += 1
-                    continue
-                run.budget -= 1
+            if cluster not in kept and not run.budget.take(cluster):
+                deferred += 1
+                continue
             widening.add(cluster)
         run.configure(entry, merged_config_references(old, entry.desired))
     report.widening = frozenset(widening)
@@ -1089,7 +1087,8 @@ def plan_config_rollout(
     ``cma`` carries the status from ``configs.cma_status_references``; ``mcas`` maps cluster name
     -> MCA of this add-on (as stored); ``placements`` maps (namespace, name) -> its inputs (a
     missing key is a missing Placement); ``reserved`` is the record on the CMA. At most
-    ``max_new_reservations`` clusters are newly put in flight (the rest are ``deferred``).
+    ``max_new_reservations`` clusters, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the
+    record, are newly put in flight (the rest are ``deferred``).
     The abort record and the paused, abort and retry annotations are read from ``cma``;
     ``hash_of`` looks up the current spec hash of a configuration object (whether a last known
     good one still exists); without it (a read-only report) an object the CMA status does not
@@ -1120,7 +1119,7 @@ def _plan(
     except aborting.AbortRecordError as exc:
         plan.abort_record_error = str(exc)
     run = _Pass(
-        now=now, now_text=format_time(now), mcas=mcas, budget=max(0, max_new_reservations),
+        now=now, now_text=format_time(now), mcas=mcas, budget=Budget(count=max(0, max_new_reservations)),
         paused=plan.paused, aborts=plan.aborts_read, abort_request=aborting.abort_request(cma),
         retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
         known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),

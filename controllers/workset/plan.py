@@ -44,7 +44,13 @@ from ocm_rollout.controllers.rollout.model import (
     RolloutStatus,
 )
 from ocm_rollout.controllers.rollout.planner import plan as plan_decoded
-from ocm_rollout.controllers.rollout.reservations import EMPTY, MAX_NEW_PER_PASS, Reservations, target_name
+from ocm_rollout.controllers.rollout.reservations import (
+    EMPTY,
+    MAX_NEW_PER_PASS,
+    Budget,
+    Reservations,
+    target_name,
+)
 from ocm_rollout.controllers.rollout.strategy import decode_strategy
 from ocm_rollout.controllers.rollout.verification import strategy_verifies
 from ocm_rollout.controllers.workset.owner_tables import Groups, Pairs
@@ -218,7 +224,8 @@ def plan_deploy(
     ``spec_matches`` may be given to reuse cached template comparisons. ``reserved`` is the
     reservation record on the MWRS: reserved clusters without a current work count as in flight
     and are written (under their reserved name); at most ``max_new_reservations`` new widening
-    writes are planned (the rest are counted in ``deferred``). ``verify`` (the update revision's
+    writes, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the record, are planned (the rest
+    are counted in ``deferred``). ``verify`` (the update revision's
     plan) applies the strategies' validation (``verified``) and promotion gates. ``memo`` keeps
     each work's rollout status between passes (``work_memo``; by default derived afresh).
     """
@@ -234,7 +241,7 @@ def plan_deploy(
     refs = [r for r in (spec.get("placementRefs") or []) if isinstance(r, Mapping)]
     ref_names = [str(r.get("name") or "") for r in refs]
     result = DeployPlan()
-    budget = [max_new_reservations]
+    budget = Budget(count=max_new_reservations)
     promotions: dict[str, Promotion] = {}
     promotions_problem = None
     if verify:
@@ -328,7 +335,7 @@ def _plan_ref(
     is_current: Callable[[JSON], bool],
     now: datetime,
     reserved: frozenset[str] = frozenset(),
-    budget: list[int] | None = None,
+    budget: Budget | None = None,
     revision_hash: str | None = None,
     verify: bool = False,
     promotions: Mapping[str, Promotion] | None = None,
@@ -387,7 +394,7 @@ def _plan_ref(
         if stored is not None and is_deleting(stored):
             plan.waiting_for_deletion.append(cluster)
             continue
-        if stored is None and cluster not in plan.reserved and budget is not None and budget[0] <= 0:
+        if stored is None and cluster not in plan.reserved and budget is not None and not budget.allows(cluster):
             # A create always widens, and no reservation is left for it this pass: it waits for
             # the next one, unbuilt (building it would make each pass cost the whole backlog).
             plan.deferred += 1
@@ -427,11 +434,9 @@ def _plan_ref(
             )
             desired = {**desired, "metadata": metadata}
         write = WorkWrite(cluster, name, desired, stored, patch, entry.group_name, entry.group_index)
-        if write.widens and cluster not in plan.reserved and budget is not None:
-            if budget[0] <= 0:
-                plan.deferred += 1
-                continue
-            budget[0] -= 1
+        if write.widens and cluster not in plan.reserved and budget is not None and not budget.take(cluster):
+            plan.deferred += 1
+            continue
         plan.writes.append(write)
     plan.reserved = plan.reserved | {w.cluster for w in plan.writes if w.widens}
 

@@ -678,6 +678,17 @@ def test_widening_beyond_the_per_pass_limit_is_deferred() -> None:
     assert plan.reservations.of("default/p1") == {"a"}
 
 
+def test_widening_stops_at_the_bytes_of_the_new_names_in_the_record() -> None:
+    # 1,100 names of 61 characters: 64 bytes each in the record, 1,024 in 64 KiB.
+    clusters = [f"c{i:04d}".ljust(61, "x") for i in range(1100)]
+    hub = one_placement(clusters, strategy_all())
+    status = cma_status_references(hub.cma, hashes(hub.objects))
+    plan = plan_config_rollout(cma={**hub.cma, "status": status}, mcas=hub.mcas, placements=hub.placements,
+                               reserved=EMPTY, now=at(0))
+    assert len(plan.widening) == 1024 and plan.deferred == 76
+    assert plan.widening == set(sorted(clusters)[:1024])
+
+
 def test_carrying_out_a_reservation_needs_no_new_budget() -> None:
     hub = one_placement(["a", "b"], strategy_all())
     status = cma_status_references(hub.cma, hashes(hub.objects))

@@ -161,3 +161,30 @@ def test_new_reservations_per_pass_are_capped_and_the_rest_deferred() -> None:
     again = plan([], clusters, {"test-placement": sorted(p.reservations.of("test-placement"))},
                  strategy={"type": "All"}, cap=4)
     assert len(again.refs[0].writes) == 8 and again.deferred == 2
+
+
+def test_a_budget_spends_names_and_their_bytes_in_the_record() -> None:
+    names = ["c1", "cluster-22", "ü" * 5]
+    record = Reservations({"g": frozenset(names)}).render()
+    assert record is not None
+    empty_group = len('{"g":[]}')
+    # Each name costs its JSON (quotes, escapes) and a comma: the record is that, but one comma.
+    assert len(record.encode()) == empty_group + sum(reservations.name_bytes(n) for n in names) - 1
+    budget = reservations.Budget(count=2, size=100)
+    assert budget.take("c1") and budget.take("c2") and not budget.take("c3")  # the count
+    budget = reservations.Budget(count=10, size=11)
+    assert budget.take("abcd") and not budget.allows("abcd") and budget.take("a")  # 7, then 4 bytes
+    assert (budget.count, budget.size) == (8, 0)
+
+
+def test_new_reservations_per_pass_stop_at_the_bytes_of_their_names() -> None:
+    # 1,100 names of 61 characters: 64 bytes each in the record, 1,024 in 64 KiB.
+    clusters = [f"c{i:04d}".ljust(61, "x") for i in range(1100)]
+    assert reservations.MAX_NEW_BYTES_PER_PASS == 64 * 1024
+    p = plan([], clusters, strategy={"type": "All"})
+    assert len(p.refs[0].writes) == 1024 and p.deferred == 76
+    record = p.reservations.render()
+    assert record is not None and len(record) <= reservations.MAX_NEW_BYTES_PER_PASS + 64
+    # Short names: the whole wave of a fleet of 1,100 in one pass.
+    short = plan([], [f"c{i}" for i in range(1100)], strategy={"type": "All"})
+    assert len(short.refs[0].writes) == 1100 and short.deferred == 0
