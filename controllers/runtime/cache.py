@@ -193,7 +193,8 @@ class Cache:
         if previous is not None and uid_of(previous) == uid_of(obj) and not strictly_newer(obj, previous):
             return
         self.overlay.wrote(obj, created=created)
-        self._own[key_of(obj)] = obj
+        if self.not_own_listeners:  # only a trigger without own writes asks which event is the echo
+            self._own[key_of(obj)] = obj
         self._tell(self.index_listeners, "ADDED" if previous is None else "MODIFIED", obj, previous)
 
     def learnt(self, obj: JSON) -> bool:
