@@ -97,7 +97,9 @@ def name_bytes(cluster: str) -> int:
 
 
 class Budget:
-    """The new reservations one pass may still add: ``count`` names, ``size`` bytes of them."""
+    """The new reservations one pass may still add: ``count`` names, ``size`` bytes of them. The
+    first name refused ends the budget, so that a pass's new reservations stay a prefix of the
+    rollout's order (a shorter name further on would otherwise overtake a longer one)."""
 
     __slots__ = ("count", "size")
 
@@ -106,7 +108,9 @@ class Budget:
         self.size = size
 
     def allows(self, cluster: str) -> bool:
-        return self.count > 0 and name_bytes(cluster) <= self.size
+        if self.count > 0 and name_bytes(cluster) > self.size:
+            self.count = 0
+        return self.count > 0
 
     def take(self, cluster: str) -> bool:
         """Spend the budget on ``cluster`` if it allows it; whether it did."""

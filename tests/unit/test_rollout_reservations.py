@@ -173,8 +173,10 @@ def test_a_budget_spends_names_and_their_bytes_in_the_record() -> None:
     budget = reservations.Budget(count=2, size=100)
     assert budget.take("c1") and budget.take("c2") and not budget.take("c3")  # the count
     budget = reservations.Budget(count=10, size=11)
-    assert budget.take("abcd") and not budget.allows("abcd") and budget.take("a")  # 7, then 4 bytes
-    assert (budget.count, budget.size) == (8, 0)
+    assert budget.take("abcd") and budget.size == 4  # 7 bytes
+    # The first name that does not fit ends the budget: a shorter one after it does not overtake.
+    assert not budget.allows("abcd") and not budget.take("a")
+    assert (budget.count, budget.size) == (0, 4)
 
 
 def test_new_reservations_per_pass_stop_at_the_bytes_of_their_names() -> None:
@@ -185,6 +187,12 @@ def test_new_reservations_per_pass_stop_at_the_bytes_of_their_names() -> None:
     assert len(p.refs[0].writes) == 1024 and p.deferred == 76
     record = p.reservations.render()
     assert record is not None and len(record) <= reservations.MAX_NEW_BYTES_PER_PASS + 64
+    # Past the first name that does not fit, no shorter one is reserved: a prefix in name order.
+    # 8,185 names of 8 bytes leave 56: not enough for the next name (63), enough for those after it.
+    first = [f"a{i:04d}" for i in range(8185)]
+    mixed = [*first, "b".ljust(60, "x"), *(f"c{i}" for i in range(10))]
+    p = plan([], mixed, strategy={"type": "All"})
+    assert sorted(p.reservations.of("test-placement")) == first and p.deferred == 11
     # Short names: the whole wave of a fleet of 1,100 in one pass.
     short = plan([], [f"c{i}" for i in range(1100)], strategy={"type": "All"})
     assert len(short.refs[0].writes) == 1100 and short.deferred == 0
