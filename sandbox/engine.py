@@ -48,6 +48,8 @@ SECRET_BUCKET = "/secrets"
 EVENT_BUCKET = "/events"
 MANIFEST_WORK_BUCKET = "work.open-cluster-management.io/manifestworks"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# kube-apiserver's limit on the bytes of all of an object's annotation keys and values together.
+ANNOTATIONS_MAX_BYTES = 256 * 1024
 # Set while the server converts an operation's result through a conversion webhook itself: the
 # operation then returns the object as stored.
 STORED_RESULTS: contextvars.ContextVar[bool] = contextvars.ContextVar("stored_results", default=False)
@@ -321,6 +323,7 @@ class Engine:
             )
         causes.extend(_string_map_causes(meta, "labels", label_value_error))
         causes.extend(_string_map_causes(meta, "annotations", None))
+        causes.extend(_annotations_size_causes(meta))
         finalizers = meta.get("finalizers")
         if finalizers is not None and not isinstance(finalizers, list):
             causes.append(cause("FieldValueTypeInvalid", "metadata.finalizers", "Invalid value: must be a list of strings"))
@@ -1157,6 +1160,17 @@ def _string_map_causes(
             if why:
                 causes.append(cause("FieldValueInvalid", where, f'Invalid value: "{value}": {why}'))
     return causes
+
+
+def _annotations_size_causes(meta: dict[str, Any]) -> list[dict[str, str]]:
+    """kube-apiserver's bound on all annotations together: their keys' and values' bytes."""
+    values = meta.get("annotations")
+    if not isinstance(values, dict):
+        return []
+    size = sum(len(key.encode()) + len(value.encode()) for key, value in values.items() if isinstance(value, str))
+    if size <= ANNOTATIONS_MAX_BYTES:
+        return []
+    return [cause("FieldValueTooLong", "metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_MAX_BYTES} bytes")]
 
 
 def _require_uid(rt: ResourceType, name: str, current: dict[str, Any], uid: Any) -> None:

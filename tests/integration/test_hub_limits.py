@@ -1,6 +1,7 @@
 """The limits of a real hub, through the kubernetes client and raw HTTP: the bounded watch
-history (410 Expired below it), kube-apiserver's 3 MiB request body (413), etcd's 1.5 MiB object
-(500), OCM's 500 KiB of ManifestWork manifests (400 from its webhook), and Events' time to live."""
+history (410 Expired below it), kube-apiserver's 3 MiB request body (413) and 256 KiB of annotations
+(422), etcd's 1.5 MiB object (500), OCM's 500 KiB of ManifestWork manifests (400 from its webhook),
+and Events' time to live."""
 
 from __future__ import annotations
 
@@ -152,3 +153,31 @@ def test_events_are_deleted_once_their_time_to_live_has_passed(
 
     wait_until(gone, timeout=10, message="the event expired")
     assert core.read_namespaced_config_map("kept", "default").data == {"x": "a"}
+
+
+def test_annotations_over_256_kib_in_all_are_refused_as_kube_apiserver_does(
+    make_hub: Callable[..., HubThread], client_for: Callable[..., client.ApiClient]
+) -> None:
+    hub = make_hub(crds=[])
+    core = api("CoreV1Api", client_for(hub))
+    limit = 256 * 1024
+    # Keys and values count together, in bytes: "a/b" (3) + "é" * n (2 bytes each) + "k" (1) + value.
+    at_limit = {"a/b": "é" * 1000, "k": "x" * (limit - 3 - 2000 - 1)}
+    made = core.create_namespaced_config_map("default", {"metadata": {"name": "at", "annotations": at_limit}})
+    assert made.metadata.annotations == at_limit
+    with pytest.raises(client.ApiException) as refused:
+        core.create_namespaced_config_map(
+            "default", {"metadata": {"name": "over", "annotations": {**at_limit, "k": at_limit["k"] + "x"}}}
+        )
+    assert refused.value.status == 422
+    answer = status(refused.value)
+    assert answer["reason"] == "Invalid"
+    assert answer["message"] == f'ConfigMap "over" is invalid: metadata.annotations: Too long: may not be more than {limit} bytes'
+    assert answer["details"]["causes"] == [
+        {"reason": "FieldValueTooLong", "message": f"Too long: may not be more than {limit} bytes", "field": "metadata.annotations"}
+    ]
+    # An update that would pass the limit is refused too, and what is stored stays as it was.
+    with pytest.raises(client.ApiException) as patched:
+        core.patch_namespaced_config_map("at", "default", {"metadata": {"annotations": {"more": "y"}}})
+    assert patched.value.status == 422
+    assert core.read_namespaced_config_map("at", "default").metadata.annotations == at_limit
