@@ -225,9 +225,9 @@ def plan_deploy(
     reservation record on the MWRS: reserved clusters without a current work count as in flight
     and are written (under their reserved name); at most ``max_new_reservations`` new widening
     writes, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the record, are planned (the rest
-    are counted in ``deferred``). ``verify`` (the update revision's
-    plan) applies the strategies' validation (``verified``) and promotion gates. ``memo`` keeps
-    each work's rollout status between passes (``work_memo``; by default derived afresh).
+    are counted in ``deferred``). ``verify`` (the update revision's plan) applies the strategies'
+    validation (``verified``) and promotion gates. ``memo`` keeps each work's rollout status
+    between passes (``work_memo``; by default derived afresh).
     """
     spec = mwrs.get("spec") or {}
     template = spec.get("manifestWorkTemplate") or {}
