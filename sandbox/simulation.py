@@ -591,6 +591,10 @@ class Simulation:
             behaviour = plan.work_behaviour(name, generation_of(work), work.get("spec"))
             view = self._objects_of(namespace).view(excluding=name)
             step = plan_work(work, behaviour, self._sighting(work, now), now, view)
+            if step.applied is not None:
+                # applied on the cluster first, then reported: whoever reads the status can
+                # already see the objects (and the workload metrics they bring)
+                self._update_objects(key, step.applied, work)
             try:
                 if step.add_finalizer:
                     finalizers = [*((work.get("metadata") or {}).get("finalizers") or []), names.MANIFEST_WORK_FINALIZER]
@@ -615,9 +619,9 @@ class Simulation:
             except Conflict:
                 return CONFLICT_RETRY_SECONDS
             except NotFound:
+                if self._objects_of(namespace).held_by(name):  # gone while it was being applied
+                    self._update_objects(key, None, None)
                 return None
-            if step.applied is not None:
-                self._update_objects(key, step.applied, work)
             if step.status is None:
                 if step.wake_at is None:
                     return None

@@ -117,7 +117,8 @@ class WorkPlan:
     """What the agent does now. ``status`` is the complete new status (None: unchanged). The
     runner adds the finalizer first, writes the status, then removes the finalizer (and with it
     the work's objects from the cluster). ``applied``: the objects the work holds on the cluster
-    once the status is written (None: unchanged)."""
+    from now on (None: unchanged); the runner records them before it writes the status that
+    reports them, as an agent applies first and reports after."""
 
     add_finalizer: bool = False
     status: dict[str, Any] | None = None

@@ -63,3 +63,27 @@ def test_a_work_rule_counts_while_its_work_is_applied(start_sim: Any, sim_api: A
     group, version, plural = WORK
     sim_api.delete_namespaced_custom_object(group, version, "cluster1", plural, "web")
     wait_until(lambda: error_ratios(sim)["cluster1"] == 0.001, message="the default once web:2.0 is gone")
+
+
+def test_the_workload_metrics_change_before_the_status_that_reports_the_apply(start_sim: Any, sim_api: Any) -> None:
+    """A reader who sees Applied=True (the controllers' verification checks read the status, then
+    scrape) must already see what the apply brought: the agent applies first and reports after."""
+    sim = start_sim(clusters=2, profile=PROFILE)
+    wait_until(lambda: error_ratios(sim) == {"cluster1": 0.001, "cluster2": 0.001}, message="both clusters")
+    assert sim.simulation is not None
+    simulation = sim.simulation
+    writer = simulation.writer
+    write_status = writer.replace_status
+    seen_when_reported: list[float] = []
+
+    async def replace_status(resource: Any, obj: Any, status: Any) -> Any:
+        applied = conditions({"status": status}).get("Applied") or {}
+        if (obj.get("metadata") or {}).get("name") == "web" and applied.get("status") == "True":
+            ratios = {s.cluster: s.value for s in simulation.metrics.samples() if s.name == "http_error_ratio"}
+            seen_when_reported.append(ratios["cluster1"])
+        return await write_status(resource, obj, status)
+
+    writer.replace_status = replace_status  # type: ignore[method-assign]
+    create_work(sim_api, "cluster1", "web", WEB_2)
+    wait_until(lambda: applied_status(sim_api, "web") == "True", message="web:2.0 applied on cluster1")
+    assert seen_when_reported and set(seen_when_reported) == {0.3}
