@@ -83,7 +83,7 @@ def test_the_workload_metrics_change_before_the_status_that_reports_the_apply(st
             seen_when_reported.append(ratios["cluster1"])
         return await write_status(resource, obj, status)
 
-    writer.replace_status = replace_status  # type: ignore[method-assign]
+    writer.replace_status = replace_status
     create_work(sim_api, "cluster1", "web", WEB_2)
     wait_until(lambda: applied_status(sim_api, "web") == "True", message="web:2.0 applied on cluster1")
     assert seen_when_reported and set(seen_when_reported) == {0.3}
