@@ -24,9 +24,14 @@ Hook = Callable[[Any], None]
 
 
 def throttled(hook: Hook, every: float = REFRESH_EVERY_SECONDS, clock: Callable[[], float] = time.monotonic) -> Hook:
-    """``hook``, run at most once per ``every`` seconds (the first call always runs it)."""
+    """``hook``, run at most once per ``every`` seconds (the first call always runs it).
+
+    A kubeconfig's hook installs itself on the configuration again each time it runs (a fresh
+    closure, the same work). The throttled hook takes that one as its own and puts itself back,
+    so that it stays throttled after its first run."""
     lock = threading.Lock()
     last: list[float | None] = [None]
+    inner: list[Hook] = [hook]
 
     def refresh(configuration: Any) -> None:
         now = clock()
@@ -35,7 +40,11 @@ def throttled(hook: Hook, every: float = REFRESH_EVERY_SECONDS, clock: Callable[
             if ran is not None and now - ran < every:
                 return
             last[0] = now
-        hook(configuration)
+        inner[0](configuration)
+        installed = getattr(configuration, "refresh_api_key_hook", None)
+        if installed is not None and installed is not refresh:
+            inner[0] = installed
+            configuration.refresh_api_key_hook = refresh
 
     return refresh
 

@@ -38,3 +38,30 @@ def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None
     for _ in range(3):
         assert configuration.get_api_key_with_prefix("BearerToken") == "Bearer secret"
     assert configuration.host == "https://127.0.0.1:1"
+
+
+def test_the_hook_stays_throttled_after_the_kubeconfig_reinstalls_its_own(tmp_path: Path, monkeypatch: Any) -> None:
+    """The official loader's hook sets the configuration again, itself included: without taking
+    that one back, every request after the first ran it (and read every proxy variable)."""
+    from kubernetes.config import kube_config
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "secret"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }))
+    runs: list[int] = []
+    set_config = kube_config.KubeConfigLoader._set_config
+
+    def counted(self: Any, client_configuration: Any) -> None:
+        runs.append(1)
+        set_config(self, client_configuration)
+
+    monkeypatch.setattr(kube_config.KubeConfigLoader, "_set_config", counted)
+    configuration = load_api_client(str(path)).configuration
+    loaded = len(runs)
+    for _ in range(20):
+        assert configuration.get_api_key_with_prefix("BearerToken") == "Bearer secret"
+    assert len(runs) - loaded == 1  # the first request's refresh; the next 19 within the second: none
