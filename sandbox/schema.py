@@ -8,7 +8,8 @@ CRD's openAPIV3Schema on every write:
    `fieldValidation=Strict` can reject them;
 2. applies `default`s, recursively, including inside defaults;
 3. validates with `jsonschema` (Draft 4, the dialect OpenAPI v3.0 schemas are written in),
-   plus the Kubernetes extensions `jsonschema` knows nothing about: `x-kubernetes-int-or-string`,
+   asked only when the compiled yes/no check of `schema_check` says no (the errors are
+   jsonschema's either way), plus the Kubernetes extensions `jsonschema` knows nothing about: `x-kubernetes-int-or-string`,
    `x-kubernetes-embedded-resource`, `x-kubernetes-list-type` (set/map uniqueness) and
    `x-kubernetes-validations` (CEL, through cel-python).
 
@@ -32,6 +33,7 @@ import jsonschema
 from celpy import celtypes
 
 from ocm_rollout.sandbox.errors import cause
+from ocm_rollout.sandbox.schema_check import compile_check
 
 # Fields ObjectMeta has; anything else in `metadata` is dropped, as the real decoder does.
 OBJECT_META_FIELDS = frozenset(
@@ -269,6 +271,10 @@ class CompiledSchema:
         self.sections = {
             key: jsonschema.Draft4Validator(sub, format_checker=_FORMAT_CHECKER) for key, sub in sections.items()
         }
+        # The compiled yes/no checks asked first (None: beyond their subset, jsonschema alone).
+        self.check = compile_check(draft, _FORMAT_CHECKER.conforms)
+        self.root_only_check = compile_check(self.root_only.schema, _FORMAT_CHECKER.conforms)
+        self.section_checks = {key: compile_check(sub, _FORMAT_CHECKER.conforms) for key, sub in sections.items()}
         self.ratchets = "additionalProperties" not in draft and "patternProperties" not in draft
 
     # pruning and defaulting ---------------------------------------------------------------------
@@ -349,11 +355,19 @@ class CompiledSchema:
         """The JSON-schema errors of ``body``; on an update, of its changed top-level sections
         only (what was stored passed then: unchanged, it is not judged again)."""
         if old is None or not self.ratchets:
+            if self.check is not None and self.check(body):
+                return []
             return list(self.validator.iter_errors(body))
-        errors = list(self.root_only.iter_errors(body))
+        if self.root_only_check is not None and self.root_only_check(body):
+            errors = []
+        else:
+            errors = list(self.root_only.iter_errors(body))
         for key, value in body.items():
             validator = self.sections.get(key)
             if validator is None or (key in old and old[key] == value):
+                continue
+            check = self.section_checks.get(key)
+            if check is not None and check(value):
                 continue
             for err in validator.iter_errors(value):
                 err.path.appendleft(key)
