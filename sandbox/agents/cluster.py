@@ -24,7 +24,14 @@ from typing import Any
 
 from ocm_rollout.sandbox.agents import names
 from ocm_rollout.sandbox.agents.conditions import find_condition
-from ocm_rollout.sandbox.agents.kinds import BUILTIN_RESOURCES, ApiResource, Discovery, crd_resources, is_crd
+from ocm_rollout.sandbox.agents.kinds import (
+    BUILTIN,
+    BUILTIN_RESOURCES,
+    ApiResource,
+    Discovery,
+    crd_resources,
+    is_crd,
+)
 
 # The namespaces of a managed cluster before any work lands: Kubernetes' own and the
 # klusterlet's (its agent namespace, and the one it makes for add-on agents).
@@ -85,7 +92,8 @@ def view_of(objects: Iterable[ClusterObject]) -> ClusterView:
         if obj.is_namespace:
             namespaces.add(obj.name)
         served.extend(obj.serves)
-    return ClusterView(frozenset(namespaces), Discovery([*BUILTIN_RESOURCES, *served]))
+    # the built-in resources alone (nearly every cluster) share one Discovery
+    return ClusterView(frozenset(namespaces), Discovery([*BUILTIN_RESOURCES, *served]) if served else BUILTIN)
 
 
 EMPTY_VIEW = view_of(())
