@@ -289,7 +289,7 @@ async def next_pass(ctl: AddonController, p: CmaPass) -> Outcome | None:
         return back_off("MCA writes failed" if p.writes_failed else "install incomplete")
     if not p.persisted or p.writes_conflicted:
         return CONFLICT
-    if p.planned.deferred:
+    if reservations.repass_now(p.planned.deferred, p.record, p.planned.reservations):
         return after(0.0)
     recheck = p.planned.recheck_after
     if p.verification.next_at is not None:

@@ -1088,7 +1088,8 @@ def plan_config_rollout(
     -> MCA of this add-on (as stored); ``placements`` maps (namespace, name) -> its inputs (a
     missing key is a missing Placement); ``reserved`` is the record on the CMA. At most
     ``max_new_reservations`` clusters, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the
-    record, are newly put in flight (the rest are ``deferred``).
+    record (and no more than keep the record within ``MAX_RECORD_BYTES``), are newly put in
+    flight (the rest are ``deferred``).
     The abort record and the paused, abort and retry annotations are read from ``cma``;
     ``hash_of`` looks up the current spec hash of a configuration object (whether a last known
     good one still exists); without it (a read-only report) an object the CMA status does not
@@ -1119,7 +1120,7 @@ def _plan(
     except aborting.AbortRecordError as exc:
         plan.abort_record_error = str(exc)
     run = _Pass(
-        now=now, now_text=format_time(now), mcas=mcas, budget=Budget(count=max(0, max_new_reservations)),
+        now=now, now_text=format_time(now), mcas=mcas, budget=Budget.for_record(reserved, count=max(0, max_new_reservations)),
         paused=plan.paused, aborts=plan.aborts_read, abort_request=aborting.abort_request(cma),
         retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
         known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),

@@ -21,7 +21,10 @@ construction, whatever the timing:
 
 The record is small: only clusters whose write is not yet observed (at most the rollout's
 concurrency; one pass adds at most ``MAX_NEW_BYTES_PER_PASS`` bytes of names, and at most
-``MAX_NEW_PER_PASS`` names: ``Budget``).
+``MAX_NEW_PER_PASS`` names, and none that would take the whole record past ``MAX_RECORD_BYTES``:
+``Budget.for_record``). Reservations whose writes are never observed (the API server refuses
+them) therefore hold up the rest of the rollout instead of growing the record pass after pass
+until the API server refuses the owner's write itself (256 KiB for all its annotations).
 
 Pure: parsing, rendering and the arithmetic of the record; the owner's write lives with each
 controller (``ocm_rollout.client.fencing``).
@@ -45,6 +48,10 @@ ANNOTATION = ANNOTATION_ROLLOUT_RESERVATIONS
 # whole fleet; in bytes, 3.
 MAX_NEW_PER_PASS = 10_000
 MAX_NEW_BYTES_PER_PASS = 64 * 1024
+# The whole record: new names are reserved only as far as it stays within this many bytes, half
+# the API server's limit for all of an object's annotations (the rest is left to the others, such
+# as kubectl's last-applied-configuration).
+MAX_RECORD_BYTES = 128 * 1024
 # The alphabet and length the API server uses for generateName suffixes.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SUFFIX_LENGTH = 5
@@ -90,6 +97,25 @@ class Reservations:
 EMPTY = Reservations()
 
 
+def record_bytes(record: Reservations) -> int:
+    """The size of the record's annotation value (0 for an empty record)."""
+    return len(record.render() or "")
+
+
+def repass_now(deferred: int, before: Reservations, after: Reservations) -> bool:
+    """Whether a pass that left ``deferred`` widening writes for later is followed by another at
+    once. Yes when the per-pass bounds held them back (the next pass has fresh ones) or when the
+    record shrank (observed reservations made room); no when the whole record's bound held them
+    and the record did not shrink: then only a change of an object in flight makes room, and that
+    change brings the next pass (an immediate one would plan the same, again and again)."""
+    if not deferred:
+        return False
+    size = record_bytes(before)
+    if MAX_RECORD_BYTES - size >= MAX_NEW_BYTES_PER_PASS:
+        return True
+    return record_bytes(after) < size
+
+
 def name_bytes(cluster: str) -> int:
     """What one more name costs in the rendered record: the name as JSON (quoted, escaped) and a
     comma."""
@@ -106,6 +132,14 @@ class Budget:
     def __init__(self, count: int = MAX_NEW_PER_PASS, size: int = MAX_NEW_BYTES_PER_PASS) -> None:
         self.count = count
         self.size = size
+
+    @classmethod
+    def for_record(cls, record: Reservations, count: int = MAX_NEW_PER_PASS) -> Budget:
+        """The budget of a pass that read ``record``: the per-pass bounds, and no more bytes than
+        keep the whole record within ``MAX_RECORD_BYTES`` (its names count as they are, though
+        the pass may clear some of them: the bound errs on the narrow side)."""
+        room = MAX_RECORD_BYTES - record_bytes(record)
+        return cls(count, max(0, min(MAX_NEW_BYTES_PER_PASS, room)))
 
     def allows(self, cluster: str) -> bool:
         if self.count > 0 and name_bytes(cluster) > self.size:

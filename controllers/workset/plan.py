@@ -224,9 +224,10 @@ def plan_deploy(
     ``spec_matches`` may be given to reuse cached template comparisons. ``reserved`` is the
     reservation record on the MWRS: reserved clusters without a current work count as in flight
     and are written (under their reserved name); at most ``max_new_reservations`` new widening
-    writes, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the record, are planned (the rest
-    are counted in ``deferred``). ``verify`` (the update revision's plan) applies the strategies'
-    validation (``verified``) and promotion gates. ``memo`` keeps each work's rollout status
+    writes, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the record (and no more than keep
+    the record within ``MAX_RECORD_BYTES``), are planned (the rest are counted in ``deferred``).
+    ``verify`` (the update revision's plan) applies the strategies' validation (``verified``)
+    and promotion gates. ``memo`` keeps each work's rollout status
     between passes (``work_memo``; by default derived afresh).
     """
     spec = mwrs.get("spec") or {}
@@ -241,7 +242,7 @@ def plan_deploy(
     refs = [r for r in (spec.get("placementRefs") or []) if isinstance(r, Mapping)]
     ref_names = [str(r.get("name") or "") for r in refs]
     result = DeployPlan()
-    budget = Budget(count=max_new_reservations)
+    budget = Budget.for_record(reserved, count=max_new_reservations)
     promotions: dict[str, Promotion] = {}
     promotions_problem = None
     if verify:

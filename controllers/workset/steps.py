@@ -390,13 +390,14 @@ async def tell(ctl: WorksetController, p: Pass) -> Outcome | None:
 
 def finish(p: Pass, resync_seconds: float) -> Outcome:
     """Back off after failed writes (the queue's exponential back-off); go on at once when more
-    works remain to reserve than one pass may; else come back at the planner's recheck time."""
-    _inputs, plans = p.planned()
+    works remain to reserve than one pass may (``reservations.repass_now``); else come back at
+    the planner's recheck time."""
+    inputs, plans = p.planned()
     failures = p.outcome.failures()
     if failures:
         asked = max((f.retry_after or 0.0 for f in failures), default=0.0)
         return back_off("some works could not be written", at_least=asked)
-    if plans.plan.deferred:
+    if reservations.repass_now(plans.plan.deferred, inputs.record, plans.plan.reservations):
         return after(0.0)
     recheck = plans.plan.recheck_after
     if p.verification.next_at is not None:

@@ -817,3 +817,25 @@ def test_node_report_counts_statuses_per_cluster_for_metrics() -> None:
     node = hub.plan(10).nodes[0]
     assert node.status_counts() == {"Succeeded": 1, "TimeOut": 1, "ToApply": 1}
     assert node.group_of("no-mca") == ("", 1) and node.group_of("x") is None
+
+
+def test_the_whole_record_stays_within_its_bound_when_no_mca_write_is_ever_observed() -> None:
+    """MCA writes the API server keeps refusing leave their reservations in the record: each
+    pass adds no more than keeps the record within MAX_RECORD_BYTES (it used to add 64 KiB per
+    pass, until the CMA's annotations passed 256 KiB and its own write was refused)."""
+    from ocm_rollout.controllers.rollout import reservations
+
+    clusters = [f"c{i:04d}".ljust(61, "x") for i in range(4000)]
+    hub = one_placement(clusters, strategy_all())
+    status = cma_status_references(hub.cma, hashes(hub.objects))
+    record = EMPTY
+    sizes = []
+    for _ in range(5):  # the MCAs never change: no write is observed
+        plan = plan_config_rollout(cma={**hub.cma, "status": status}, mcas=hub.mcas, placements=hub.placements,
+                                   reserved=record, now=at(0))
+        record = plan.reservations
+        sizes.append(reservations.record_bytes(record))
+    assert [s // 64 for s in sizes] == [1024, 2047, 2047, 2047, 2047]
+    assert record.of("default/p1") == set(sorted(clusters)[:2047])
+    assert plan.deferred == 4000 - 2047
+    assert not reservations.repass_now(plan.deferred, record, plan.reservations)

@@ -12,6 +12,7 @@ import pytest
 
 from ocm_rollout.controllers.rollout import reservations
 from ocm_rollout.controllers.rollout.reservations import (
+    EMPTY,
     ReservationRecordError,
     Reservations,
     parse,
@@ -196,3 +197,59 @@ def test_new_reservations_per_pass_stop_at_the_bytes_of_their_names() -> None:
     # Short names: the whole wave of a fleet of 1,100 in one pass.
     short = plan([], [f"c{i}" for i in range(1100)], strategy={"type": "All"})
     assert len(short.refs[0].writes) == 1100 and short.deferred == 0
+
+
+def test_the_whole_record_stays_within_its_bound_when_no_write_is_ever_observed() -> None:
+    """Reservations whose writes the API server refuses stay in the record, and each pass carries
+    them out again. Under All, every pass used to add 64 KiB more, until the owner's annotations
+    passed the API server's 256 KiB and its write was refused too. The record now stops at
+    MAX_RECORD_BYTES: the rest of the rollout waits for those reservations."""
+    # 4,000 names of 61 characters (64 bytes each in the record): 250 KiB if all were reserved.
+    clusters = [f"c{i:04d}".ljust(61, "x") for i in range(4000)]
+    reserved: dict[str, list[str]] = {}
+    sizes = []
+    for _ in range(6):  # passes whose writes are never observed: no work ever appears
+        p = plan([], clusters, reserved, strategy={"type": "All"})
+        reserved = {g: sorted(c) for g, c in p.reservations.groups.items()}
+        sizes.append(reservations.record_bytes(p.reservations))
+    assert max(sizes) <= reservations.MAX_RECORD_BYTES
+    # 2,047 names: the first 64 KiB, then what fits under 128 KiB, then nothing more.
+    assert [s // 64 for s in sizes] == [1024, 2047, 2047, 2047, 2047, 2047]
+    # A prefix of the rollout's order, carried out again on every pass, and the rest deferred.
+    assert reserved["test-placement"] == sorted(clusters)[:2047]
+    assert len(p.refs[0].writes) == 2047 and p.deferred == 4000 - 2047
+
+
+def test_a_budget_leaves_room_for_nothing_past_the_whole_records_bound() -> None:
+    def record_of(size: int) -> Reservations:
+        # names of 61 characters: 64 bytes each, 8 bytes for {"g":[]} and one comma less
+        names = [f"n{i:05d}".ljust(61, "x") for i in range((size - 7) // 64)]
+        return Reservations({"g": frozenset(names)})
+
+    assert reservations.MAX_RECORD_BYTES == 128 * 1024
+    empty = reservations.Budget.for_record(EMPTY)
+    assert (empty.count, empty.size) == (reservations.MAX_NEW_PER_PASS, reservations.MAX_NEW_BYTES_PER_PASS)
+    half = record_of(100 * 1024)
+    budget = reservations.Budget.for_record(half, count=5)
+    assert budget.count == 5 and budget.size == reservations.MAX_RECORD_BYTES - reservations.record_bytes(half)
+    full = record_of(reservations.MAX_RECORD_BYTES)
+    room = reservations.MAX_RECORD_BYTES - reservations.record_bytes(full)
+    assert 0 < room < 64
+    budget = reservations.Budget.for_record(full)
+    assert budget.size == room and not budget.take("z".ljust(61, "x"))
+    # a record past the bound (written by an older version, or by hand) leaves no room at all
+    over = reservations.Budget.for_record(record_of(reservations.MAX_RECORD_BYTES + 1000))
+    assert over.size == 0 and not over.take("a")
+
+
+def test_a_pass_that_deferred_is_followed_at_once_only_when_a_next_one_could_add() -> None:
+    small = Reservations({"g": frozenset({"a", "b"})})
+    big = Reservations({"g": frozenset(f"n{i:05d}".ljust(61, "x") for i in range(1500))})  # 96 KiB
+    smaller = Reservations({"g": frozenset(sorted(big.of("g"))[:1000])})
+    assert not reservations.repass_now(0, small, small)
+    # the per-pass bound held writes back: the next pass has a fresh one
+    assert reservations.repass_now(3, small, small)
+    # the whole record's bound held them, and nothing was observed: a repass would plan the same
+    assert not reservations.repass_now(3, big, big)
+    # ...but observed reservations made room
+    assert reservations.repass_now(3, big, smaller)
