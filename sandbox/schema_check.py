@@ -118,12 +118,20 @@ def _enum_check(values: Any) -> Check:
     return lambda v: (isinstance(v, str) and v in strings) or (v is None and allows_null)
 
 
+def _bounds(schema: dict[str, Any], low: str, high: str) -> tuple[int | None, int | None]:
+    """The integer bounds ``low`` and ``high`` of ``schema`` (None where absent)."""
+    found = (schema.get(low), schema.get(high))
+    for bound in found:
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise Unsupported(f"{low}/{high}")
+    return found
+
+
 def _object_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None:
     properties_raw = schema.get("properties")
     required_raw = schema.get("required")
     additional_raw = schema.get("additionalProperties", True)
-    min_props = schema.get("minProperties")
-    max_props = schema.get("maxProperties")
+    min_props, max_props = _bounds(schema, "minProperties", "maxProperties")
     if properties_raw is None and required_raw is None and additional_raw is True and min_props is None and max_props is None:
         return None
     if properties_raw is not None and not isinstance(properties_raw, dict):
@@ -139,9 +147,6 @@ def _object_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None
         additional = lambda _v: False  # noqa: E731
     else:
         additional = _compile(additional_raw, conforms)
-    for bound in (min_props, max_props):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
-            raise Unsupported("minProperties/maxProperties")
 
     def check(v: Any) -> bool:
         if not isinstance(v, dict):
@@ -168,11 +173,7 @@ def _array_check(schema: dict[str, Any], conforms: FormatCheck) -> Check:
     if items_raw is not None and not isinstance(items_raw, dict):
         raise Unsupported("items as a list")  # Draft 4's tuple form, and additionalItems with it
     items = None if items_raw is None else _compile(items_raw, conforms)
-    min_items = schema.get("minItems")
-    max_items = schema.get("maxItems")
-    for bound in (min_items, max_items):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
-            raise Unsupported("minItems/maxItems")
+    min_items, max_items = _bounds(schema, "minItems", "maxItems")
 
     def check(v: Any) -> bool:
         if not isinstance(v, list):
@@ -192,8 +193,7 @@ def _array_check(schema: dict[str, Any], conforms: FormatCheck) -> Check:
 
 def _string_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None:
     pattern_raw = schema.get("pattern")
-    min_length = schema.get("minLength")
-    max_length = schema.get("maxLength")
+    min_length, max_length = _bounds(schema, "minLength", "maxLength")
     fmt = schema.get("format")
     if pattern_raw is None and min_length is None and max_length is None and fmt is None:
         return None
@@ -201,9 +201,6 @@ def _string_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None
         pattern = None if pattern_raw is None else re.compile(pattern_raw)
     except (re.error, TypeError) as exc:
         raise Unsupported(f"pattern {pattern_raw!r}") from exc
-    for bound in (min_length, max_length):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
-            raise Unsupported("minLength/maxLength")
     if fmt is not None and not isinstance(fmt, str):
         raise Unsupported("format")
 

@@ -114,6 +114,9 @@ def test_the_edges_include_both_answers() -> None:
         {"properties": {"a": {"dependencies": {}}}},
         {"type": "any"},
         {"pattern": "("},
+        {"minLength": "2"},
+        {"maxItems": True},
+        {"minProperties": 1.5},
     ],
 )
 def test_a_schema_beyond_the_subset_gets_no_check(schema: dict[str, Any]) -> None:

@@ -26,7 +26,8 @@ def test_the_hook_runs_at_most_once_a_second() -> None:
     assert calls == ["a", "c"]
 
 
-def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None:
+def token_kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig whose user has a bearer token."""
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
@@ -34,6 +35,11 @@ def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None
         "users": [{"name": "u", "user": {"token": "secret"}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
     }))
+    return path
+
+
+def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None:
+    path = token_kubeconfig(tmp_path)
     configuration = load_api_client(str(path)).configuration
     for _ in range(3):
         assert configuration.get_api_key_with_prefix("BearerToken") == "Bearer secret"
@@ -45,13 +51,7 @@ def test_the_hook_stays_throttled_after_the_kubeconfig_reinstalls_its_own(tmp_pa
     that one back, every request after the first ran it (and read every proxy variable)."""
     from kubernetes.config import kube_config
 
-    path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "secret"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-    }))
+    path = token_kubeconfig(tmp_path)
     runs: list[int] = []
     set_config = kube_config.KubeConfigLoader._set_config
 
