@@ -127,6 +127,10 @@ def _bounds(schema: dict[str, Any], low: str, high: str) -> tuple[int | None, in
     return found
 
 
+def _within(size: int, low: int | None, high: int | None) -> bool:
+    return (low is None or size >= low) and (high is None or size <= high)
+
+
 def _object_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None:
     properties_raw = schema.get("properties")
     required_raw = schema.get("required")
@@ -161,9 +165,7 @@ def _object_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None
                     return False
             elif not sub(value):
                 return False
-        if min_props is not None and len(v) < min_props:
-            return False
-        return max_props is None or len(v) <= max_props
+        return _within(len(v), min_props, max_props)
 
     return check
 
@@ -178,9 +180,7 @@ def _array_check(schema: dict[str, Any], conforms: FormatCheck) -> Check:
     def check(v: Any) -> bool:
         if not isinstance(v, list):
             return True
-        if min_items is not None and len(v) < min_items:
-            return False
-        if max_items is not None and len(v) > max_items:
+        if not _within(len(v), min_items, max_items):
             return False
         if items is not None:
             for item in v:
@@ -210,9 +210,7 @@ def _string_check(schema: dict[str, Any], conforms: FormatCheck) -> Check | None
             return False
         if not isinstance(v, str):
             return True
-        if min_length is not None and len(v) < min_length:
-            return False
-        if max_length is not None and len(v) > max_length:
+        if not _within(len(v), min_length, max_length):
             return False
         return pattern is None or pattern.search(v) is not None
 
