@@ -132,10 +132,11 @@ def desired_metadata(
     annotations: dict[str, str] = {}
     if owner.annotation is not None:
         annotations[ANNOTATION_MANIFESTWORK_REPLICASET] = owner.annotation
-    applied_at = format_time(now)
     if existing is not None and existing_current:
         kept = annotations_of(existing).get(ANNOTATION_TEMPLATE_APPLIED_TIME)
         applied_at = kept if kept is not None else ""
+    else:
+        applied_at = format_time(now)
     if applied_at:
         annotations[ANNOTATION_TEMPLATE_APPLIED_TIME] = applied_at
     if existing is not None and existing_current:
