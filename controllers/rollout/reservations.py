@@ -104,16 +104,16 @@ def record_bytes(record: Reservations) -> int:
 
 def repass_now(deferred: int, before: Reservations, after: Reservations) -> bool:
     """Whether a pass that left ``deferred`` widening writes for later is followed by another at
-    once. Yes when the per-pass bounds held them back (the next pass has fresh ones) or when the
-    record shrank (observed reservations made room); no when the whole record's bound held them
-    and the record did not shrink: then only a change of an object in flight makes room, and that
-    change brings the next pass (an immediate one would plan the same, again and again)."""
+    once. Yes when the per-pass bounds held them back (the next pass has fresh ones), or when the
+    record changed: observed reservations left it (room now), or the pass reserved and wrote new
+    ones (the next pass sees its own writes and clears them). No when the whole record's bound
+    held them and the record stayed as it was: then only a change of an object in flight makes
+    room, and that change brings the next pass (an immediate one would plan the same again)."""
     if not deferred:
         return False
-    size = record_bytes(before)
-    if MAX_RECORD_BYTES - size >= MAX_NEW_BYTES_PER_PASS:
+    if MAX_RECORD_BYTES - record_bytes(before) >= MAX_NEW_BYTES_PER_PASS:
         return True
-    return record_bytes(after) < size
+    return after != before
 
 
 def name_bytes(cluster: str) -> int:

@@ -253,3 +253,7 @@ def test_a_pass_that_deferred_is_followed_at_once_only_when_a_next_one_could_add
     assert not reservations.repass_now(3, big, big)
     # ...but observed reservations made room
     assert reservations.repass_now(3, big, smaller)
+    # ...or the pass wrote new ones, which the next pass sees and clears
+    bound = Reservations({"g": frozenset(sorted(big.of("g"))[:1200])})  # 75 KiB: less than 64 left
+    assert not reservations.repass_now(3, bound, bound)
+    assert reservations.repass_now(3, bound, big)
