@@ -9,8 +9,8 @@ CRD's openAPIV3Schema on every write:
 2. applies `default`s, recursively, including inside defaults;
 3. validates with `jsonschema` (Draft 4, the dialect OpenAPI v3.0 schemas are written in),
    asked only when the compiled yes/no check of `schema_check` says no (the errors are
-   jsonschema's either way), plus the Kubernetes extensions `jsonschema` knows nothing about: `x-kubernetes-int-or-string`,
-   `x-kubernetes-embedded-resource`, `x-kubernetes-list-type` (set/map uniqueness) and
+   jsonschema's either way: `Judge`), plus the Kubernetes extensions `jsonschema` knows nothing
+   about: `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource`, `x-kubernetes-list-type` (set/map uniqueness) and
    `x-kubernetes-validations` (CEL, through cel-python).
 
 Errors come back as Kubernetes `StatusCause`s (reason, message, field).
@@ -250,6 +250,20 @@ class Outcome:
     unknown: list[str]
 
 
+class Judge:
+    """A Draft 4 validator, with the compiled yes/no check of the same schema asked first
+    (``check`` is None beyond the compiled subset: the validator alone)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.validator = jsonschema.Draft4Validator(schema, format_checker=_FORMAT_CHECKER)
+        self.check = compile_check(schema, _FORMAT_CHECKER.conforms)
+
+    def errors(self, value: Any) -> list[jsonschema.ValidationError]:
+        if self.check is not None and self.check(value):
+            return []
+        return list(self.validator.iter_errors(value))
+
+
 class CompiledSchema:
     """Prune, default and validate objects of one kind/version."""
 
@@ -259,22 +273,14 @@ class CompiledSchema:
         self.root = _compile_node(self.source, env, "")
         draft = _to_jsonschema(self.source, root=True)
         jsonschema.Draft4Validator.check_schema(draft)
-        self.validator = jsonschema.Draft4Validator(draft, format_checker=_FORMAT_CHECKER)
-        # For updates: the root's own keywords, and one validator per top-level property, so that
+        self.whole = Judge(draft)
+        # For updates: the root's own keywords, and one judge per top-level property, so that
         # a section the update leaves as it was is not validated again (validation ratcheting,
         # as kube-apiserver does since 1.30, at the granularity of spec / status / ...).
         raw_sections = draft.get("properties")
         sections: dict[str, Any] = raw_sections if isinstance(raw_sections, dict) else {}
-        self.root_only = jsonschema.Draft4Validator(
-            {k: v for k, v in draft.items() if k != "properties"}, format_checker=_FORMAT_CHECKER
-        )
-        self.sections = {
-            key: jsonschema.Draft4Validator(sub, format_checker=_FORMAT_CHECKER) for key, sub in sections.items()
-        }
-        # The compiled yes/no checks asked first (None: beyond their subset, jsonschema alone).
-        self.check = compile_check(draft, _FORMAT_CHECKER.conforms)
-        self.root_only_check = compile_check(self.root_only.schema, _FORMAT_CHECKER.conforms)
-        self.section_checks = {key: compile_check(sub, _FORMAT_CHECKER.conforms) for key, sub in sections.items()}
+        self.root_only = Judge({k: v for k, v in draft.items() if k != "properties"})
+        self.sections = {key: Judge(sub) for key, sub in sections.items()}
         self.ratchets = "additionalProperties" not in draft and "patternProperties" not in draft
 
     # pruning and defaulting ---------------------------------------------------------------------
@@ -355,21 +361,13 @@ class CompiledSchema:
         """The JSON-schema errors of ``body``; on an update, of its changed top-level sections
         only (what was stored passed then: unchanged, it is not judged again)."""
         if old is None or not self.ratchets:
-            if self.check is not None and self.check(body):
-                return []
-            return list(self.validator.iter_errors(body))
-        if self.root_only_check is not None and self.root_only_check(body):
-            errors = []
-        else:
-            errors = list(self.root_only.iter_errors(body))
+            return self.whole.errors(body)
+        errors = self.root_only.errors(body)
         for key, value in body.items():
-            validator = self.sections.get(key)
-            if validator is None or (key in old and old[key] == value):
+            judge = self.sections.get(key)
+            if judge is None or (key in old and old[key] == value):
                 continue
-            check = self.section_checks.get(key)
-            if check is not None and check(value):
-                continue
-            for err in validator.iter_errors(value):
+            for err in judge.errors(value):
                 err.path.appendleft(key)
                 errors.append(err)
         return errors

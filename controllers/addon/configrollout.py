@@ -1120,7 +1120,8 @@ def _plan(
     except aborting.AbortRecordError as exc:
         plan.abort_record_error = str(exc)
     run = _Pass(
-        now=now, now_text=format_time(now), mcas=mcas, budget=Budget.for_record(reserved, count=max(0, max_new_reservations)),
+        now=now, now_text=format_time(now), mcas=mcas,
+        budget=Budget.for_record(reserved, count=max(0, max_new_reservations)),
         paused=plan.paused, aborts=plan.aborts_read, abort_request=aborting.abort_request(cma),
         retry=aborting.retry_request(cma), hash_of=hash_of, defaults=graph.defaults.desired,
         known=aborting.known_hashes([graph.defaults.desired, *(n.desired for n in graph.nodes)]),

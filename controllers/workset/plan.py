@@ -227,8 +227,8 @@ def plan_deploy(
     writes, and ``MAX_NEW_BYTES_PER_PASS`` of their names in the record (and no more than keep
     the record within ``MAX_RECORD_BYTES``), are planned (the rest are counted in ``deferred``).
     ``verify`` (the update revision's plan) applies the strategies' validation (``verified``)
-    and promotion gates. ``memo`` keeps each work's rollout status
-    between passes (``work_memo``; by default derived afresh).
+    and promotion gates. ``memo`` keeps each work's rollout status between passes
+    (``work_memo``; by default derived afresh).
     """
     spec = mwrs.get("spec") or {}
     template = spec.get("manifestWorkTemplate") or {}
