@@ -7,6 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ocm_rollout.client import lazy_kubernetes
+
 # One module per sub-command, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "ocm_rollout.cli.commands.up",
@@ -57,6 +59,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    lazy_kubernetes.install()  # before any command module imports kubernetes
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(arguments))
     args = parser.parse_args(arguments)

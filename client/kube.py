@@ -20,6 +20,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from ocm_rollout.api import constants
+from ocm_rollout.client import static_kubeconfig
 from ocm_rollout.client.authrefresh import throttle_refresh
 from ocm_rollout.client.fencing import UNFENCED, WriteFence
 
@@ -155,18 +156,24 @@ def _error_from(status: int, reason: str, data: bytes | str | None, headers: Any
 
 def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> ApiClient:
     """An ApiClient from a kubeconfig file, or the in-cluster config when none is given and
-    the process runs in a pod, or the default kubeconfig otherwise."""
+    the process runs in a pod, or the default kubeconfig otherwise. Read without
+    ``kubernetes.config`` where it is not needed (``static_kubeconfig``)."""
     configuration = kubernetes.client.Configuration()
     if kubeconfig is None:
-        try:
-            kubernetes.config.load_incluster_config(client_configuration=configuration)
+        if static_kubeconfig.in_cluster(configuration):
             throttle_refresh(configuration)
             return ApiClient(configuration)
-        except kubernetes.config.ConfigException:
-            pass
-    kubernetes.config.load_kube_config(
-        config_file=kubeconfig, context=context, client_configuration=configuration
-    )
+        if static_kubeconfig.in_pod():  # but something is amiss: the library says what, or falls back
+            try:
+                kubernetes.config.load_incluster_config(client_configuration=configuration)
+                throttle_refresh(configuration)
+                return ApiClient(configuration)
+            except kubernetes.config.ConfigException:
+                pass
+    if not static_kubeconfig.from_kubeconfig(configuration, kubeconfig, context):
+        kubernetes.config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=configuration
+        )
     throttle_refresh(configuration)
     return ApiClient(configuration)
 

@@ -92,10 +92,14 @@ class KopfSource:
 class WatchSource:
     """One ``WatchCache`` per namespace watched (one for all namespaces when unscoped)."""
 
-    def __init__(self, kube: Kube, resource: Resource, namespaces: list[str] | None, label_selector: str | None) -> None:
+    def __init__(
+        self, kube: Kube, resource: Resource, namespaces: list[str] | None, label_selector: str | None,
+        transform: Callable[[JSON], JSON] | None = None,
+    ) -> None:
         scoped = namespaces if namespaces and resource.namespaced else [None]
         self.caches: dict[str | None, WatchCache] = {
-            ns: WatchCache(kube, resource, namespace=ns, label_selector=label_selector) for ns in scoped
+            ns: WatchCache(kube, resource, namespace=ns, label_selector=label_selector, transform=transform)
+            for ns in scoped
         }
 
     def get(self, key: Key) -> JSON | None:

@@ -157,15 +157,21 @@ class Runtime:
         delete_policy: DeletePolicy = DeletePolicy.HIDE,
         index: Listener | None = None,
         triggers: Iterable[Trigger[Any]] = (),
+        transform: Callable[[JSON], JSON] | None = None,
     ) -> Cache:
-        """Cache ``resource``; ``index`` hears every event and own write, ``triggers`` every event."""
+        """Cache ``resource``; ``index`` hears every event and own write, ``triggers`` every event.
+        ``transform`` rewrites each object the source caches into an equal one held in less memory
+        (``client.watchcache``; list-watch sources only)."""
         if source == KOPF:
             if label_selector is not None:
                 raise ValueError("kopf-fed caches take no label selector")
+            if transform is not None:
+                raise ValueError("kopf-fed caches take no transform")
             index_id = f"{self.name}_{resource.plural}_{resource.version}".replace("-", "_")
             cache = Cache(resource, KopfSource(index_id), delete_policy)
         else:
-            cache = Cache(resource, WatchSource(self.kube, resource, self.namespaces, label_selector), delete_policy)
+            watched = WatchSource(self.kube, resource, self.namespaces, label_selector, transform)
+            cache = Cache(resource, watched, delete_policy)
             for watch_cache in cache.source.caches.values():  # type: ignore[union-attr]
                 watch_cache.callbacks.append(cache.on_source)
         if index is not None:

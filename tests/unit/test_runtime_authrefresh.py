@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +48,29 @@ def test_a_kubeconfigs_token_still_reaches_every_request(tmp_path: Path) -> None
     assert configuration.host == "https://127.0.0.1:1"
 
 
+def exec_kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig whose user gets a bearer token from an exec plugin (so that the official
+    loader reads it, and installs its refresh hook)."""
+    credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "secret"}}
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
+            "args": ["-c", f"print({json.dumps(json.dumps(credential))})"], "interactiveMode": "Never",
+        }}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+    }))  # fmt: skip
+    return path
+
+
 def test_the_hook_stays_throttled_after_the_kubeconfig_reinstalls_its_own(tmp_path: Path, monkeypatch: Any) -> None:
     """The official loader's hook sets the configuration again, itself included: without taking
     that one back, every request after the first ran it (and read every proxy variable)."""
     from kubernetes.config import kube_config
 
-    path = token_kubeconfig(tmp_path)
+    path = exec_kubeconfig(tmp_path)
     runs: list[int] = []
     set_config = kube_config.KubeConfigLoader._set_config
 

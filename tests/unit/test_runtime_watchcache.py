@@ -242,3 +242,37 @@ async def test_keys_in_a_namespace_are_those_of_the_last_listing() -> None:
     assert watched.keys_in("c1") == [("c1", "a"), ("c1", "b")]
     await watched._list()
     assert watched.keys_in("c1") == [("c1", "b")]
+
+
+# --- the transform -------------------------------------------------------------------------------
+
+
+def stamped(body: dict[str, Any]) -> dict[str, Any]:
+    """A transform that marks what it rewrote (and changes nothing else)."""
+    return {**body, "transformed": True}
+
+
+async def test_the_transform_rewrites_every_object_cached_listed_watched_or_remembered() -> None:
+    kube = PagedKube([[page("5", work("listed", "1"))]])
+    told: list[dict[str, Any]] = []
+    watched = WatchCache(cast(Kube, kube), MANIFEST_WORKS, on_change=lambda _t, o, _p: told.append(o), transform=stamped)
+    await watched._list()
+    watched._apply({"type": "ADDED", "object": work("watched", "6")})
+    watched.remember(work("remembered", "7"))
+    assert all(body.get("transformed") for body in watched.items()) and len(watched) == 3
+    assert [body["metadata"]["name"] for body in told] == ["listed", "watched"]
+    assert all(body.get("transformed") for body in told)  # callbacks see what the cache holds
+
+
+def test_an_event_older_than_the_cache_is_not_transformed() -> None:
+    calls: list[str] = []
+
+    def counted(body: dict[str, Any]) -> dict[str, Any]:
+        calls.append(body["metadata"]["resourceVersion"])
+        return body
+
+    watched = WatchCache(cast(Kube, None), MANIFEST_WORKS, transform=counted)
+    watched._apply({"type": "ADDED", "object": work("w", "5")})
+    watched._apply({"type": "MODIFIED", "object": work("w", "4")})
+    watched._apply({"type": "BOOKMARK", "object": work("w", "9")})
+    assert calls == ["5"]
