@@ -47,7 +47,7 @@ from ocm_rollout.controllers.common.conditions import set_status_condition
 from ocm_rollout.controllers.common.wire import labels_of, name_of, namespace_of
 from ocm_rollout.controllers.placement.binding import Binder
 from ocm_rollout.controllers.placement.debug import debug_routes
-from ocm_rollout.controllers.placement.decision_cache import intern_cluster_names
+from ocm_rollout.controllers.placement.decision_cache import SharedDecisions
 from ocm_rollout.controllers.placement.explain import debug_result
 from ocm_rollout.controllers.placement.scheduler import ScheduleResult, schedule
 from ocm_rollout.controllers.placement.snapshot import PLACEMENT_LABEL
@@ -98,7 +98,7 @@ class PlacementController:
         placements = runtime.watch(PLACEMENTS, source=LIST_WATCH, index=self._placement_changed, triggers=[on(self._of_placement)])
         decisions = runtime.watch(
             PLACEMENT_DECISIONS, source=LIST_WATCH, index=self._decision_changed, triggers=[on(self._of_decision)],
-            transform=intern_cluster_names,
+            transform=SharedDecisions(),
         )
         scores = runtime.watch(ADDON_PLACEMENT_SCORES, source=LIST_WATCH, index=self._changed, triggers=[on(self._of_score)])
         self.world = World(clusters, sets, bindings, placements, decisions, scores)
