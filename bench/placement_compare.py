@@ -22,18 +22,19 @@ than one the median ratios. ``BENCH_PYSPY=FILE`` records ours with py-spy (raw f
     .venv/bin/python bench/placement_compare.py [--clusters 1000] [--placements 100] [--settle 10] [--runs 1]
 
 Target (issue 26), in one run: ours settled RSS <= 80 MB and peak RSS <= 125 MB, time <= 0.4x
-OCM's. Figures on the 2-core development machine, shared with other work (three runs, 1,000
+OCM's. Figures on the 2-core development machine, nothing else running (three runs, 1,000
 clusters, 100 Placements):
 
-    before            ours 21.98 s, 18.12 s CPU, 126 MB peak and settled; OCM 19.20 s, 4.64 s CPU, 105.7 MB
-    after (3 runs)    ours 17.22 / 17.98 / 24.09 s, 8.96 / 9.30 / 9.29 s CPU, 90.8 / 91.2 / 91.0 MB
-                      (peak = settled); OCM 19.28 / 19.18 / 19.25 s, 4.27 / 4.16 / 3.96 s CPU, 106-108 MB
-                      peak; median ours / OCM: time 0.94x, CPU 2.24x, peak 0.85x, settled 0.86x
+    first             ours 21.98 s, 18.12 s CPU, 126 MB peak and settled; OCM 19.20 s, 4.64 s CPU, 105.7 MB
+    before the lazy   ours 3.35 s, 3.0 s CPU, 90.8 MB peak and settled; OCM 18.55 s, 3.0 s CPU,
+      imports         105.6 MB peak, 99.6 MB settled
+    now               ours 3.35 / 3.35 / 3.62 s, 3.0 / 3.0 / 3.2 s CPU, 77.3 / 77.6 / 77.4 MB (peak =
+                      settled); OCM 18.5-18.7 s, 2.5-3.1 s CPU, 106-107 MB peak; median ours / OCM:
+                      time 0.18x, CPU 1.08x, peak 0.73x, settled 0.73x
 
-The peak target is met, the others are not. About 69 MB of ours is the process after its imports
-(kubernetes client 13 MB, aiohttp 8, kopf 6, pydantic and the models 16, asyncio with ssl 9).
-OCM's time is the same loaded or not (about 19 s: its client's rate limit), ours follows the CPU
-it gets: the hub spends about 7.5 s of CPU serving either controller, on the same two cores.
+Every target is met. About 64 MB of ours is the process before its first object; docs/development.md
+says what the rest is and what brought it down. OCM's time is its client's rate limit (about
+19 s whatever the machine does); ours follows the CPU it gets.
 """
 
 from __future__ import annotations
