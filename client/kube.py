@@ -159,23 +159,23 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
     the process runs in a pod, or the default kubeconfig otherwise. Read without
     ``kubernetes.config`` where it is not needed (``static_kubeconfig``)."""
     configuration = kubernetes.client.Configuration()
+    _configure(configuration, kubeconfig, context)
+    throttle_refresh(configuration)
+    return ApiClient(configuration)
+
+
+def _configure(configuration: Any, kubeconfig: str | None, context: str | None) -> None:
     if kubeconfig is None:
         if static_kubeconfig.in_cluster(configuration):
-            throttle_refresh(configuration)
-            return ApiClient(configuration)
+            return
         if static_kubeconfig.in_pod():  # but something is amiss: the library says what, or falls back
             try:
                 kubernetes.config.load_incluster_config(client_configuration=configuration)
-                throttle_refresh(configuration)
-                return ApiClient(configuration)
+                return
             except kubernetes.config.ConfigException:
                 pass
     if not static_kubeconfig.from_kubeconfig(configuration, kubeconfig, context):
-        kubernetes.config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=configuration
-        )
-    throttle_refresh(configuration)
-    return ApiClient(configuration)
+        kubernetes.config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
 
 
 def send(

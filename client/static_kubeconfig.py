@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import base64
 import binascii
+import contextlib
 import os
 import tempfile
 import threading
@@ -119,10 +120,8 @@ _temp_lock = threading.Lock()
 
 def _remove_temp_files() -> None:
     for path in _temp_files.values():
-        try:
+        with contextlib.suppress(OSError):
             os.remove(path)
-        except OSError:
-            pass
     _temp_files.clear()
 
 
