@@ -308,6 +308,24 @@ class Kube:
                 return items
             query["continue"] = token
 
+    async def list_version(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> str:
+        """The resourceVersion of a list read now (a page of at most one object's metadata): the
+        API's state of ``res`` as of this request, every change before it included."""
+        query: dict[str, str] = {"limit": "1"}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        page = await self.request("GET", res.path(namespace), query=query, accept=METADATA_LIST)
+        return str((page.get("metadata") or {}).get("resourceVersion") or "")
+
     async def create(self, res: Resource, body: JSON, namespace: str | None = None) -> JSON:
         body = {"apiVersion": res.api_version, "kind": res.kind, **body}
         return await self.request(

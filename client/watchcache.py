@@ -16,6 +16,11 @@ ManifestWorkReplicaSet controller's write rate. ``WatchCache`` does only what it
 - list again after ``410 Gone`` or a broken stream (with back-off);
 - ``synced`` is set once the first listing is cached, so a (re)started controller never acts on
   a half-listed world, as with the kopf informers (informer.py);
+- ``version`` is the resourceVersion the cache has caught up with (its last listing's, or the
+  last event's or bookmark's of its watch); ``reached(version, timeout)`` waits until it is at
+  least a given one. A watch delivers its events in resourceVersion order, so a cache that
+  reached the resourceVersion of a list read from the API holds every change that list showed
+  (or a later one);
 - ``remember(obj)`` puts an object the caller just wrote into the cache ("read your writes");
   callbacks still hear of that version: from its watch event or, if a 410 lost the event, from
   the next listing (which compares with the last version told, not with the cache);
@@ -80,6 +85,13 @@ def newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bo
     return True
 
 
+def _integer(version: str) -> int | None:
+    try:
+        return int(version)
+    except ValueError:
+        return None
+
+
 def apply_event(cache: dict[Key, JSON], event_type: str, obj: JSON) -> JSON | None:
     """Apply one event to ``cache``; returns the previous object (None if there was none).
     An event older than the cached object leaves the cache alone."""
@@ -127,6 +139,8 @@ class WatchCache:
         self.synced = asyncio.Event()
         self.callbacks: list[ChangeCallback] = [on_change] if on_change is not None else []
         self._version = ""  # resourceVersion to watch from
+        # (resourceVersion, future) of each ``reached`` waiting for the cache to catch up.
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._listed_once = False
         self._response: Any = None
         self._response_lock = threading.Lock()
@@ -147,6 +161,44 @@ class WatchCache:
         if self._names is None:
             return [key for key in self.objects if key[0] == namespace]
         return [(namespace, name) for name in self._names.get(namespace, ())]
+
+    # -- progress -----------------------------------------------------------------------------
+    @property
+    def version(self) -> str:
+        """The resourceVersion the cache has caught up with ("" before its first listing)."""
+        return self._version
+
+    async def reached(self, version: str, timeout: float) -> bool:
+        """Whether the cache catches up with ``version`` (a resourceVersion of this kind, e.g. a
+        list's) within ``timeout`` seconds. False at once when either resourceVersion is not an
+        integer (opaque: no order is known)."""
+        target, now = _integer(version), _integer(self._version)
+        if target is None or now is None:
+            return False
+        if now >= target:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        entry = (target, waiter)
+        self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), timeout)
+        except TimeoutError:
+            return False
+        finally:
+            if entry in self._waiters:
+                self._waiters.remove(entry)
+        return True
+
+    def _progressed(self) -> None:
+        """Wake every ``reached`` whose resourceVersion the cache has caught up with."""
+        if not self._waiters:
+            return
+        now = _integer(self._version)
+        if now is None:
+            return
+        for target, waiter in self._waiters:
+            if target <= now and not waiter.done():
+                waiter.set_result(None)
 
     def _index(self, key: Key) -> None:
         """Bring the namespace index in line with ``objects`` for ``key``."""
@@ -223,6 +275,7 @@ class WatchCache:
         for key, obj in old.items():
             if key not in fresh:
                 self._notify("DELETED", obj, obj)
+        self._progressed()
 
     # -- the watch stream (worker thread) -----------------------------------------------------
     def _open(self) -> Any:
@@ -341,6 +394,7 @@ class WatchCache:
                     raise item
                 for event in item:
                     self._apply(event)
+                self._progressed()
         finally:
             stopped.set()
             self._interrupt()

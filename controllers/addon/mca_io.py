@@ -120,11 +120,22 @@ async def confirm_mcas(ctl: AddonController, name: str, planned_from: dict[str, 
     right after a restart); None when the cache was up to date. The cache learns a listed MCA
     only if it shows nothing newer (the watch may have delivered a later version meanwhile).
 
-    The API is asked for the MCAs' metadata first: when no version it lists is newer than the one
-    planned from (the cache kept up, the common case), that is the answer, for a fraction of the
-    bytes; otherwise the newer MCAs are read (``runtime.confirm``: one by one when they are few)
-    and merged."""
+    When the cache's watch reaches the MCAs' resourceVersion read from the API now, the MCAs as
+    the cache shows them are the answer (``runtime.confirm.caught_up``). Otherwise the API is
+    asked for the MCAs' metadata: when no version it lists is newer than the one planned from (the
+    cache kept up), that is the answer, for a fraction of the bytes; otherwise the newer MCAs are
+    read (``runtime.confirm``: one by one when they are few) and merged."""
     selector = f"metadata.name={name}"
+
+    async def list_version() -> str:
+        return await ctl.runtime.list_version(MANAGED_CLUSTER_ADDONS, field_selector=selector)
+
+    if await confirming.caught_up(ctl.mca_cache, list_version):
+        merged = dict(planned_from)
+        # The cache and its index already hold these versions: nothing to teach them.
+        if not confirming.merge_newer(ctl.mcas(name).values(), merged, namespace_of, lambda _mca: None):
+            return None
+        return dict(sorted(merged.items()))
     listed = await ctl.runtime.list_objects(MANAGED_CLUSTER_ADDONS, field_selector=selector, metadata_only=True)
     keys = confirming.newer_keys(listed, lambda key: planned_from.get(key[0]))
 

@@ -88,6 +88,13 @@ class KopfSource:
     def ready(self) -> bool:
         return self._index is not None
 
+    def versioned(self) -> bool:
+        """kopf does not tell how far its watch has read."""
+        return False
+
+    async def reached(self, _version: str, _timeout: float) -> bool:
+        return False
+
 
 class WatchSource:
     """One ``WatchCache`` per namespace watched (one for all namespaces when unscoped)."""
@@ -115,6 +122,15 @@ class WatchSource:
 
     def ready(self) -> bool:
         return all(cache.synced.is_set() for cache in self.caches.values())
+
+    def versioned(self) -> bool:
+        """Whether every watch knows the resourceVersion it has caught up with (once listed)."""
+        return all(cache.version for cache in self.caches.values())
+
+    async def reached(self, version: str, timeout: float) -> bool:
+        """Whether every watch catches up with ``version`` within ``timeout`` seconds."""
+        answers = await asyncio.gather(*(cache.reached(version, timeout) for cache in self.caches.values()))
+        return all(answers)
 
     async def run(self, stop: asyncio.Event) -> None:
         await asyncio.gather(*(cache.run(stop) for cache in self.caches.values()))
@@ -185,6 +201,16 @@ class Cache:
     @property
     def ready(self) -> bool:
         return self.source.ready()
+
+    def versioned(self) -> bool:
+        """Whether the source can tell how far it has read (``reached``): a list+watch source
+        once listed, never a kopf one."""
+        return self.source.versioned()
+
+    async def reached(self, version: str, timeout: float) -> bool:
+        """Whether the source catches up with ``version`` (a resourceVersion of this kind read from
+        the API) within ``timeout`` seconds: it then holds every change up to that version."""
+        return await self.source.reached(version, timeout)
 
     # -- the controller's own writes -----------------------------------------------------------
     def wrote(self, obj: JSON, *, created: bool = False) -> None:

@@ -2,11 +2,23 @@
 
 Before a pass puts clusters in flight it confirms what it planned from with the API itself, not
 only with its cache (the rollout fence, docs/architecture.md). The MWRS controller's works and the
-add-on manager's MCAs are confirmed the same way:
+add-on manager's MCAs are confirmed the same way.
+
+First, from the cache (``caught_up``), when its source is a list+watch cache:
+
+1. read the kind's current resourceVersion from the API (a list of at most one object's
+   metadata: ``Runtime.list_version``), after the pass read its owner;
+2. wait, for at most ``CATCH_UP_SECONDS``, until the cache's watch has delivered that
+   resourceVersion (``Cache.reached``). A watch delivers events in resourceVersion order, so the
+   cache then holds every change the API made up to the list, as a full list would show it (or
+   a later version): the owner's objects as the cache shows them are the answer, at the price of
+   one tiny request instead of the fleet's metadata.
+
+Otherwise (a kopf-fed cache, opaque resourceVersions, or a watch that did not get there in time,
+e.g. nothing of that kind changed since):
 
 1. list the owner's objects' metadata (a fraction of the bytes of the objects);
-2. when none is newer than the copy planned from (the cache kept up: the common case), that is
-   the answer;
+2. when none is newer than the copy planned from (the cache kept up), that is the answer;
 3. otherwise read the newer objects in full: one by one (a list of one name in its namespace)
    when they are few (``few``), else all of them in one list.
 
@@ -14,14 +26,15 @@ A fleet of 10,000 in the middle of a rollout nearly always has some object the w
 delivered yet; reading those few instead of the whole fleet keeps a confirm O(what changed).
 Either way the caller merges what is read by resourceVersion (``overlay.strictly_newer``), so
 reading an object one by one, a moment after the metadata list, gives the same or a newer copy
-than the full list would have: never an older one.
+than the full list would have: never an older one. The wait for the watch is only a matter of
+cost: whether the cache got there is decided by resourceVersions, never by time.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 from ocm_rollout.client.kube import JSON
 from ocm_rollout.controllers.common.wire import name_of, namespace_of
@@ -33,11 +46,32 @@ FEW_AT_LEAST: Final = 8
 FEW_SHARE: Final = 32
 #: Reads in flight at once when reading one by one.
 CONCURRENCY: Final = 16
+#: How long a confirm waits for its cache's watch to reach the API's resourceVersion before it
+#: lists instead. Busy rollouts get there in milliseconds; a quiet kind may not get there at all.
+CATCH_UP_SECONDS: Final = 0.5
 
 Key = tuple[str, str]
 K = TypeVar("K")
 ReadOne = Callable[[str, str], Awaitable[list[JSON]]]
 ReadAll = Callable[[], Awaitable[list[JSON]]]
+
+
+class Versioned(Protocol):
+    """A cache that can tell whether it has caught up with a resourceVersion (``cache.Cache``)."""
+
+    def versioned(self) -> bool: ...
+
+    async def reached(self, version: str, timeout: float) -> bool: ...
+
+
+async def caught_up(cache: Versioned, list_version: Callable[[], Awaitable[str]]) -> bool:
+    """Whether ``cache`` holds every change the API made up to now (``list_version`` reads the
+    kind's current resourceVersion from the API): see the module docstring. False without a
+    request when the cache cannot tell how far it has read."""
+    if not cache.versioned():
+        return False
+    version = await list_version()
+    return bool(version) and await cache.reached(version, CATCH_UP_SECONDS)
 
 
 def few(listed: int) -> int:

@@ -243,6 +243,16 @@ class Runtime:
             )
         return found
 
+    async def list_version(
+        self, resource: Resource, *, label_selector: str | None = None, field_selector: str | None = None
+    ) -> str:
+        """The resourceVersion of ``resource`` as the API holds it now (``Kube.list_version``), read
+        in a namespace the controller watches when it is scoped to namespaces."""
+        namespace = self.namespaces[0] if self.namespaces and resource.namespaced else None
+        return await self.kube.list_version(
+            resource, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+
     # -- observing -----------------------------------------------------------------------------
     def passes(self, queue: str, key: Hashable) -> int:
         """How many passes of ``key`` the queue has run (troubleshooting and tests)."""

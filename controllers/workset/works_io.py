@@ -51,6 +51,10 @@ def error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _key(work: JSON) -> tuple[str, str]:
+    return namespace_of(work), name_of(work)
+
+
 def _by_place(works: list[JSON]) -> list[JSON]:
     return sorted(works, key=lambda w: (namespace_of(w), name_of(w)))
 
@@ -88,12 +92,23 @@ class WorksIO:
         The cache learns a listed work only if it shows nothing newer: its watch may have
         delivered a later version while the list was read.
 
-        The API is asked for the works' metadata first: when no version it lists is newer than
-        the one planned from (the cache kept up, the common case), that is the answer, for a
-        fraction of the bytes; otherwise the newer works are read (``runtime.confirm``: one by
-        one when they are few) and merged."""
+        When the cache's watch reaches the works' resourceVersion read from the API now, the
+        owner's works as the cache shows them are the answer (``runtime.confirm.caught_up``).
+        Otherwise the API is asked for the works' metadata: when no version it lists is newer than
+        the one planned from (the cache kept up), that is the answer, for a fraction of the bytes;
+        otherwise the newer works are read (``runtime.confirm``: one by one when they are few) and
+        merged."""
         selector = f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}"
-        merged: dict[tuple[str, str], JSON] = {(namespace_of(w), name_of(w)): w for w in planned_from}
+        merged: dict[tuple[str, str], JSON] = {_key(w): w for w in planned_from}
+
+        async def list_version() -> str:
+            return await self.runtime.list_version(MANIFEST_WORKS, label_selector=selector)
+
+        if await confirming.caught_up(self.cache, list_version):
+            # The cache and its index already hold these versions: nothing to teach them.
+            if not confirming.merge_newer(self.owned(owner), merged, _key, lambda _work: None):
+                return None
+            return _by_place(list(merged.values()))
         listed = await self.runtime.list_objects(MANIFEST_WORKS, label_selector=selector, metadata_only=True)
         keys = confirming.newer_keys((w for w in listed if belongs_to(w, owner)), merged.get)
 
@@ -109,7 +124,7 @@ class WorksIO:
         def accept(work: JSON) -> bool:
             return belongs_to(work, owner)
 
-        if not confirming.merge_newer(stored, merged, lambda w: (namespace_of(w), name_of(w)), self.cache.learnt, accept):
+        if not confirming.merge_newer(stored, merged, _key, self.cache.learnt, accept):
             return None
         log.info("work cache lagged behind the API; planned again", extra={"owner": owner.label_value})
         return _by_place(list(merged.values()))

@@ -3,6 +3,9 @@ listings and the decoding of the watch stream."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -276,3 +279,94 @@ def test_an_event_older_than_the_cache_is_not_transformed() -> None:
     watched._apply({"type": "MODIFIED", "object": work("w", "4")})
     watched._apply({"type": "BOOKMARK", "object": work("w", "9")})
     assert calls == ["5"]
+
+
+# --- how far the cache has read ------------------------------------------------------------------
+
+
+async def test_a_listed_cache_has_reached_its_listing_and_older_versions_at_once() -> None:
+    watched, _ = listed(PagedKube([[page("6", work("a", "1"))]]))
+    assert watched.version == "" and not await watched.reached("1", 0.01)  # not listed yet
+    await watched._list()
+    assert watched.version == "6"
+    assert await watched.reached("6", 0.0) and await watched.reached("2", 0.0)
+    assert not await watched.reached("7", 0.01)
+    assert watched._waiters == []  # a wait that timed out leaves nothing behind
+
+
+async def test_a_remembered_write_is_not_progress_of_the_watch() -> None:
+    """Only what the watch delivered counts: a write the caller remembered says nothing of the
+    other objects' changes up to its version."""
+    watched, _ = listed(PagedKube([[page("6")]]))
+    await watched._list()
+    watched.remember(work("mine", "9"))
+    assert not await watched.reached("9", 0.01)
+
+
+async def test_opaque_resource_versions_are_never_reached() -> None:
+    watched, _ = listed(PagedKube([[page("6")]]))
+    await watched._list()
+    assert not await watched.reached("a1b2", 0.01)
+    watched._version = "opaque"
+    assert not await watched.reached("1", 0.01)
+
+
+class GatedStream:
+    """A watch response whose chunks come one by one as the test releases them."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = list(chunks)
+        self.gates = [threading.Event() for _ in chunks]
+        self.closed = threading.Event()
+
+    def stream(self, amt: Any = None, decode_content: bool = True) -> Iterator[bytes]:
+        for chunk, gate in zip(self.chunks, self.gates, strict=True):
+            while not gate.wait(0.01):
+                if self.closed.is_set():
+                    return
+            yield chunk
+        self.closed.wait(5)
+
+    def release_conn(self) -> None:
+        self.closed.set()
+
+    def shutdown(self) -> None:
+        self.closed.set()
+
+
+def event(event_type: str, body: dict[str, Any]) -> bytes:
+    return json.dumps({"type": event_type, "object": body}).encode() + b"\n"
+
+
+async def test_reached_waits_until_the_watch_delivers_that_version_and_its_changes_are_cached() -> None:
+    watched, _ = listed(PagedKube([[page("5", work("a", "1"))]]))
+    await watched._list()
+    raw = GatedStream(event("MODIFIED", work("a", "6")), event("MODIFIED", work("b", "8", uid="u2")))
+    watched._open = lambda: raw  # type: ignore[method-assign]
+    watching = asyncio.create_task(watched._watch())
+    try:
+        waiting = asyncio.create_task(watched.reached("8", 5.0))
+        raw.gates[0].set()
+        await asyncio.sleep(0.2)
+        assert watched.version == "6" and not waiting.done()  # the watch is at 6: not there yet
+        raw.gates[1].set()
+        assert await waiting
+        assert watched.get("b", "c1") is not None  # the change at 8 is cached when it answers
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+
+
+async def test_a_bookmark_is_progress_too() -> None:
+    watched, _ = listed(PagedKube([[page("5")]]))
+    await watched._list()
+    raw = GatedStream(event("BOOKMARK", {"metadata": {"resourceVersion": "12"}}))
+    watched._open = lambda: raw  # type: ignore[method-assign]
+    watching = asyncio.create_task(watched._watch())
+    try:
+        waiting = asyncio.create_task(watched.reached("10", 5.0))
+        raw.gates[0].set()
+        assert await waiting
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)

@@ -5,11 +5,15 @@ stays "progressing" in the controller's eyes for good (a 10,000-cluster rollout 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+import pytest
 
 from kubernetes.client import ApiClient
 
 from ocm_rollout.client.kube import Kube
+from ocm_rollout.controllers.runtime import confirm as runtime_confirm
 from ocm_rollout.controllers.runtime.cache import WatchSource
 from ocm_rollout.controllers.runtime.registry import ControllerContext
 from ocm_rollout.controllers.runtime.shell import Runtime
@@ -206,3 +210,82 @@ async def test_the_addon_manager_lists_the_full_mcas_when_many_are_newer() -> No
     merged = await ctl._confirm_mcas("hello", planned)
     assert kube.calls == [METADATA, FULL_LIST]
     assert merged is not None and {m["metadata"]["resourceVersion"] for m in merged.values()} == {"300"}
+
+
+# --- confirming from a cache whose watch caught up with the API ----------------------------------
+
+VERSION = ("version", None)
+
+
+class Versioned(Recording):
+    """``Recording``, and the kind's resourceVersion as the API holds it now (``list_version``)."""
+
+    def __init__(self, items: list[dict[str, Any]], version: str) -> None:
+        super().__init__(items)
+        self.version = version
+
+    async def list_version(self, *_args: Any, **_kwargs: Any) -> str:
+        self.calls.append(VERSION)  # type: ignore[arg-type]
+        return self.version
+
+
+def delivered(ctl: WorksetController, obj: dict[str, Any]) -> None:
+    """The works watch delivers ``obj`` as an event (the cache's version moves to it)."""
+    source = ctl.works.source
+    assert isinstance(source, WatchSource)
+    source.caches[None]._apply({"type": "MODIFIED", "object": obj})
+
+
+async def test_a_cache_whose_watch_reached_the_api_is_the_answer_without_a_list() -> None:
+    kube = Versioned([work("300", "False")], version="300")
+    ctl = controller(kube)
+    delivered(ctl, work("300", "False"))
+    merged = await ctl._confirm_owned_works(OWNER, [work("100", "True")])
+    assert kube.calls == [VERSION]  # one page of at most one object, no list of the fleet
+    assert merged is not None and [w["metadata"]["resourceVersion"] for w in merged] == ["300"]
+    kube.calls.clear()
+    assert await ctl._confirm_owned_works(OWNER, [work("300", "False")]) is None  # nothing newer than the plan
+    assert kube.calls == [VERSION]
+
+
+async def test_a_cache_the_api_is_ahead_of_waits_for_its_watch() -> None:
+    kube = Versioned([], version="300")
+    ctl = controller(kube)
+    delivered(ctl, work("100", "True"))
+    confirming = asyncio.create_task(ctl._confirm_owned_works(OWNER, [work("100", "True")]))
+    await asyncio.sleep(0.05)
+    assert not confirming.done()
+    delivered(ctl, work("300", "False"))
+    ctl.works.source.caches[None]._progressed()  # type: ignore[union-attr]  # as the watch does after each batch
+    merged = await confirming
+    assert kube.calls == [VERSION]
+    assert merged is not None and merged[0]["status"]["conditions"][0]["status"] == "False"
+
+
+async def test_a_watch_that_does_not_get_there_in_time_falls_back_to_the_metadata_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A quiet kind may never reach the API's resourceVersion (other kinds moved it): the
+    metadata list answers, as for a kopf-fed cache."""
+    monkeypatch.setattr(runtime_confirm, "CATCH_UP_SECONDS", 0.01)
+    kube = Versioned([work("300", "False")], version="400")
+    ctl = controller(kube)
+    delivered(ctl, work("100", "True"))
+    merged = await ctl._confirm_owned_works(OWNER, [work("100", "True")])
+    assert kube.calls == [VERSION, METADATA, (False, "cluster7")]
+    assert merged is not None and merged[0]["metadata"]["resourceVersion"] == "300"
+
+
+async def test_the_addon_manager_confirms_from_its_cache_when_its_watch_reached_the_api() -> None:
+    from ocm_rollout.controllers.addon.operator import AddonController
+
+    kube = Versioned([mca("300")], version="300")
+    ctl = AddonController(Runtime("addon", ControllerContext(kube=kube)))
+    (watch,) = ctl.mca_cache.source.caches.values()  # type: ignore[union-attr]
+    watch._apply({"type": "MODIFIED", "object": mca("300")})
+    merged = await ctl._confirm_mcas("hello", {"cluster7": mca("100")})
+    assert kube.calls == [VERSION]
+    assert merged is not None and merged["cluster7"]["metadata"]["resourceVersion"] == "300"
+    kube.calls.clear()
+    assert await ctl._confirm_mcas("hello", {"cluster7": mca("300")}) is None
+    assert kube.calls == [VERSION]
