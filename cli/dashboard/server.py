@@ -13,6 +13,12 @@ Routes:
 - ``POST /api/actions``: run a verb (``actions.parse_request``) through the CLI's own path,
   behind ``security.Guard``; 403 in read-only mode.
 
+The dashboard lists and watches the hub from the first request it serves (any route, ``/healthz``
+included) until it stops: a dashboard nobody has opened costs the hub and this process nothing (at
+10,000 clusters a rollout's ManifestWork events alone are 40,000 to decode). During the first
+``FIRST_LIST_SECONDS`` the JSON routes wait for the first listing, so the first page opened shows
+the fleet rather than "Waiting for the hub to list"; after that they answer at once.
+
 The server acts with the kubeconfig's identity only: the hub's RBAC decides every action, and its
 refusal is answered as the hub said it (``Error from server (Forbidden): ...``).
 """
@@ -47,6 +53,8 @@ STREAM_INTERVAL = 0.5
 STREAM_COALESCE = 0.15
 STREAM_PING = 15.0
 MAX_BODY = 64 * 1024
+# How long after the first request the JSON routes wait for the first listing.
+FIRST_LIST_SECONDS = 5.0
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -82,6 +90,8 @@ class Dashboard:
         self.guard = Guard(loopback_only=loopback_only)
         self.stop = asyncio.Event()
         self._index = _static("index.html")
+        self._watching: asyncio.Task[None] | None = None
+        self._first_listing_until = 0.0  # loop time until which JSON routes wait for the first listing
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware], client_max_size=MAX_BODY)
@@ -107,6 +117,7 @@ class Dashboard:
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             self.guard.check_host(request.host)
+            await self._watch(request)
             response = await handler(request)
         except Refused as exc:
             response = _error(exc.status, str(exc))
@@ -115,6 +126,19 @@ class Dashboard:
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         return response
+
+    async def _watch(self, request: web.Request) -> None:
+        """Start listing and watching the hub at the first request; let a JSON request made
+        during the first listing wait for it (at most until ``FIRST_LIST_SECONDS`` after the
+        start)."""
+        loop = asyncio.get_running_loop()
+        if self._watching is None:
+            self._watching = asyncio.create_task(self.store.run(self.stop), name="dashboard-store")
+            self._first_listing_until = loop.time() + FIRST_LIST_SECONDS
+        if request.path.startswith("/api/") and request.path != "/api/stream":
+            remaining = self._first_listing_until - loop.time()
+            if remaining > 0 and self.store.unsynced():
+                await self.store.synced(remaining)
 
     # -- the page --------------------------------------------------------------------------------
     async def index(self, request: web.Request) -> web.Response:
@@ -260,7 +284,6 @@ class Dashboard:
         runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await runner.setup()
         site: web.BaseSite = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, address, port)
-        watching = asyncio.create_task(self.store.run(self.stop), name="dashboard-store")
         try:
             await site.start()
             bound = port
@@ -276,6 +299,7 @@ class Dashboard:
             self.stop.set()
             self.store.wake_all()  # open streams see the stop
             await runner.cleanup()
-            watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watching
+            if self._watching is not None:
+                self._watching.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._watching

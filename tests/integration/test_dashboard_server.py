@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from ocm_rollout.cli.dashboard.server import Dashboard
+from ocm_rollout.cli.dashboard.store import KINDS
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
 
@@ -69,10 +70,10 @@ async def dashboard(kubeconfig: Path, *, read_only: bool = False) -> AsyncIterat
     serving = asyncio.create_task(server.serve("127.0.0.1", 0, ready=ready.set_result))
     try:
         url = await asyncio.wait_for(ready, 10)
-        assert await server.store.synced(10), server.store.unsynced()
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
             page = Page(url, session)
-            await page.open()
+            await page.open()  # the first request: the dashboard lists and watches the hub from now on
+            assert await server.store.synced(10), server.store.unsynced()
             yield page
     finally:
         server.stop.set()
@@ -235,6 +236,30 @@ async def test_kinds_the_hub_refuses_to_list_are_named_on_every_page(kubeconfig:
                 health = (response.status, await response.text())
         assert "manifestworkreplicasets" in overview["unsynced"] and overview["rollouts"] == []
         assert health[0] == 503 and "not listed yet: " in health[1]
+    finally:
+        server.stop.set()
+        await asyncio.wait_for(serving, 10)
+
+
+async def test_the_dashboard_lists_the_hub_from_its_first_request_and_answers_it_listed(
+    kubeconfig: Path, api_client: client.ApiClient, namespace: str
+) -> None:
+    """Nobody has opened it: it neither lists nor watches. The first JSON request waits for the
+    first listing and shows the fleet, not "Waiting for the hub to list"."""
+    api = client.CustomObjectsApi(api_client)
+    await asyncio.to_thread(api.create_namespaced_custom_object, GROUP, VERSION, namespace, PLURAL, replica_set("idle", namespace))
+    server = Dashboard(Kube(load_client(str(kubeconfig))))
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    serving = asyncio.create_task(server.serve("127.0.0.1", 0, ready=ready.set_result))
+    try:
+        url = await asyncio.wait_for(ready, 10)
+        await asyncio.sleep(1.0)  # listing this hub takes a fraction of that
+        assert sorted(server.store.unsynced()) == sorted(r.plural for r in KINDS.values())
+        assert all(cache.version == "" for cache in server.store.caches.values())
+        async with aiohttp.ClientSession() as session, session.get(url + "api/overview") as response:
+            overview = await response.json()
+        assert overview["unsynced"] == []
+        assert f"mwrs/{namespace}/idle" in [r["key"] for r in overview["rollouts"]]
     finally:
         server.stop.set()
         await asyncio.wait_for(serving, 10)
