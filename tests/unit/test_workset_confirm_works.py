@@ -9,7 +9,6 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from kubernetes.client import ApiClient
 
 from ocm_rollout.client.kube import Kube
