@@ -82,6 +82,7 @@ from ocm_rollout.api.constants import (  # noqa: E402
     REASON_CONFIGURATIONS_CONFIGURED,
     REASON_CONFIGURATIONS_NOT_CONFIGURED,
 )
+from ocm_rollout.client.collector import tune_collector  # noqa: E402
 from ocm_rollout.client.kube import (  # noqa: E402
     ADDON_DEPLOYMENT_CONFIGS,
     CLUSTER_MANAGEMENT_ADDONS,
@@ -100,7 +101,6 @@ from ocm_rollout.controllers.addon.configs import cma_status_references  # noqa:
 from ocm_rollout.controllers.addon.inputs import PlacementInput  # noqa: E402
 from ocm_rollout.controllers.common.wire import format_time  # noqa: E402
 from ocm_rollout.controllers.rollout.reservations import EMPTY  # noqa: E402
-from ocm_rollout.controllers.runtime.process import tune_collector  # noqa: E402
 from tests.integration.helpers import Api, decide  # noqa: E402
 
 T = TypeVar("T")

@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from scale import MANIFEST  # noqa: E402  (bench/ is this script's directory)
 
+from ocm_rollout.client.collector import tune_collector  # noqa: E402
 from ocm_rollout.client.kube import MANIFEST_WORKS, NAMESPACES, Kube  # noqa: E402
 from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
 from ocm_rollout.client.watchcache import WatchCache  # noqa: E402
@@ -258,6 +259,7 @@ def main() -> int:
     parser.add_argument("--fleet", type=int, default=10000, help="fleet size the floor is computed for")
     parser.add_argument("--watchers", type=int, default=2, help="ManifestWork watches receiving every event")
     args = parser.parse_args()
+    tune_collector()  # as the controllers and the simulated agents, whose writes this stands for, do
     try:
         per_work = measure_floor(args.works, args.concurrency, args.watchers)
     except RuntimeError as exc:

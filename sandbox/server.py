@@ -37,6 +37,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
+from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.sandbox import cluster_trust, converting, errors, openapi, protobuf, token_review
 from ocm_rollout.sandbox import tls as tls_module
 from ocm_rollout.sandbox.crd import default_crds, load_crd_files
@@ -1284,6 +1285,7 @@ async def _serve(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    tune_collector()
     try:
         asyncio.run(_serve(args))
     except (FileNotFoundError, ValueError) as exc:

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from kubernetes.client import ApiClient
 
 from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
 from ocm_rollout.sandbox.sim_metrics_server import MetricsServer
@@ -134,6 +135,7 @@ async def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     runtime_logging.configure("text", args.log_level, stream=sys.stderr)
+    tune_collector()
     if args.clusters < 0:
         print(f"error: --clusters: must be 0 or more, got {args.clusters}", file=sys.stderr)
         return 2

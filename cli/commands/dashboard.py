@@ -25,6 +25,7 @@ from kubernetes.client import ApiClient
 
 from ocm_rollout.cli.commands.rollout import DEFAULT_KUBECONFIG, kubeconfig_path
 from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
 
@@ -66,6 +67,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"ocm-rollout dashboard: error: --port: must be between 0 and 65535, got {args.port}", file=sys.stderr)
         return 2
     runtime_logging.configure("text", args.log_level, stream=sys.stderr)
+    tune_collector()
     path = kubeconfig_path(args.kubeconfig)
     if path is not None and not os.path.exists(os.path.expanduser(path)):
         hint = " (start a local hub with `ocm-rollout up`, or pass --kubeconfig)" if args.kubeconfig is None else ""

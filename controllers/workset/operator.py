@@ -117,6 +117,8 @@ class WorksetController:
         self.writer = runtime.writer(WRITE_CONCURRENCY)
         self.recorder = runtime.recorder(COMPONENT)
         self.told = Told()  # per MWRS key: "abort", "spellings", "failures", "breaches"
+        # The MWRS keys whose last pass put clusters in flight (steps.plan, steps.confirm).
+        self.widening: set[str] = set()
         self.owners = OwnerKeys()
         self.works_by_owner = ByOwner()
         self.revisions_by_owner = ByOwner()
@@ -243,6 +245,7 @@ class WorksetController:
 
     def _forget(self, key: str, namespace: str, name: str) -> None:
         self.told.forget(key)
+        self.widening.discard(key)
         self.coalescer.forget(key)
         self.memo.forget_owner(key)
         self.verifier.forget(key)

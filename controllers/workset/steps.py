@@ -82,6 +82,9 @@ class Pass:
     inputs: PlanInputs | None = None  # (plan)
     works: list[JSON] = field(default_factory=list)  # the owner's works as planned from (plan)
     plans: Plans | None = None  # (plan, confirm)
+    # The works cache had caught up with the API, read after the MWRS, when the pass planned: the
+    # plan needs no confirming (plan).
+    caught_up: bool = False
     outcome: DeployOutcome = field(default_factory=DeployOutcome)  # (execute)
     status: JSON = field(default_factory=dict)  # the status to announce events against (write_status)
     persisted: bool = False
@@ -204,7 +207,11 @@ def _matcher(ctl: WorksetController, template: JSON) -> Callable[[JSON], bool]:
 
 async def plan(ctl: WorksetController, p: Pass) -> Outcome | None:
     """Plan the update revision under the strategies from the caches and decide what the pass
-    does with it (roll out, revert to the current revision, hold)."""
+    does with it (roll out, revert to the current revision, hold). In the middle of a rollout
+    (the last pass put clusters in flight) the works cache first catches up with the API, so
+    that the plan is already what ``confirm`` would make of it: one plan instead of two."""
+    if p.key in ctl.widening:
+        p.caught_up = await ctl.works_io.caught_up(p.owner)
     with p.computing.measure():
         _plan(ctl, p)
     return None
@@ -238,7 +245,9 @@ async def confirm(ctl: WorksetController, p: Pass) -> Outcome | None:
     """New clusters go in flight: plan them from the API itself, not only from the cache, which
     may lag (e.g. right after a restart), before reserving them ("Why a rollout never widens")."""
     inputs, plans = p.planned()
-    if not plans.plan.reservations.adds_to(inputs.record):
+    widens = plans.plan.reservations.adds_to(inputs.record)
+    (ctl.widening.add if widens else ctl.widening.discard)(p.key)
+    if not widens or p.caught_up:
         return None
     confirmed = await ctl._confirm_owned_works(p.owner, p.works)
     if confirmed is not None:

@@ -51,6 +51,10 @@ def error_text(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _selector(owner: Owner) -> str:
+    return f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}"
+
+
 def _key(work: JSON) -> tuple[str, str]:
     return namespace_of(work), name_of(work)
 
@@ -86,6 +90,15 @@ class WorksIO:
             found.append(shown)
         return found
 
+    async def caught_up(self, owner: Owner) -> bool:
+        """Whether the cache holds every change of the works the API made up to now
+        (``runtime.confirm.caught_up``, the owner's works' resourceVersion read from the API)."""
+
+        async def list_version() -> str:
+            return await self.runtime.list_version(MANIFEST_WORKS, label_selector=_selector(owner))
+
+        return await confirming.caught_up(self.cache, list_version)
+
     async def confirm(self, owner: Owner, planned_from: list[JSON]) -> list[JSON] | None:
         """The owner's works as the API has them now, merged with what the pass planned from
         (the newer copy of each); None when that adds nothing the plan did not already know.
@@ -98,13 +111,9 @@ class WorksIO:
         the one planned from (the cache kept up), that is the answer, for a fraction of the bytes;
         otherwise the newer works are read (``runtime.confirm``: one by one when they are few) and
         merged."""
-        selector = f"{LABEL_MANIFESTWORK_REPLICASET}={owner.label_value}"
+        selector = _selector(owner)
         merged: dict[tuple[str, str], JSON] = {_key(w): w for w in planned_from}
-
-        async def list_version() -> str:
-            return await self.runtime.list_version(MANIFEST_WORKS, label_selector=selector)
-
-        if await confirming.caught_up(self.cache, list_version):
+        if await self.caught_up(owner):
             # The cache and its index already hold these versions: nothing to teach them.
             if not confirming.merge_newer(self.owned(owner), merged, _key, lambda _work: None):
                 return None

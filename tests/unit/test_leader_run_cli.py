@@ -170,11 +170,11 @@ def test_kopf_per_object_success_lines_are_quiet_unless_debugging() -> None:
 
 
 def test_run_tunes_the_collector_once_before_serving(kubeconfig: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The process owner sets the collector's thresholds once (controllers/runtime/process.py);
+    """The process owner sets the collector's thresholds once (client/collector.py);
     no library code turns the collector off during a pass."""
     import gc
 
-    from ocm_rollout.controllers.runtime.process import COLLECTOR_THRESHOLDS
+    from ocm_rollout.client.collector import COLLECTOR_THRESHOLDS
 
     before = gc.get_threshold()
     seen: list[tuple[int, int, int]] = []

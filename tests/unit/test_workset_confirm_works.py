@@ -247,7 +247,8 @@ async def test_a_cache_whose_watch_reached_the_api_is_the_answer_without_a_list(
     assert kube.calls == [VERSION]
 
 
-async def test_a_cache_the_api_is_ahead_of_waits_for_its_watch() -> None:
+async def test_a_cache_the_api_is_ahead_of_waits_for_its_watch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime_confirm, "CATCH_UP_SECONDS", 5.0)
     kube = Versioned([], version="300")
     ctl = controller(kube)
     delivered(ctl, work("100", "True"))
