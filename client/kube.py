@@ -201,6 +201,16 @@ def send(
     return api_client.call_api(*serialized, _request_timeout=timeout)
 
 
+def _list_query(limit: int, label_selector: str | None, field_selector: str | None) -> dict[str, str]:
+    """The query of a list page of at most ``limit`` objects with these selectors."""
+    query = {"limit": str(limit)}
+    if label_selector:
+        query["labelSelector"] = label_selector
+    if field_selector:
+        query["fieldSelector"] = field_selector
+    return query
+
+
 class Kube:
     """Async CRUD over JSON dicts. Calls run the sync client in worker threads."""
 
@@ -295,11 +305,7 @@ class Kube:
         client-go's metadata client asks; a fraction of the bytes of a list of full objects)."""
         accept = METADATA_LIST if metadata_only else "application/json"
         items: list[JSON] = []
-        query: dict[str, str] = {"limit": "500"}
-        if label_selector:
-            query["labelSelector"] = label_selector
-        if field_selector:
-            query["fieldSelector"] = field_selector
+        query = _list_query(500, label_selector, field_selector)
         while True:
             page = await self.request("GET", res.path(namespace), query=query, accept=accept)
             items.extend(page.get("items") or [])
@@ -318,11 +324,7 @@ class Kube:
     ) -> str:
         """The resourceVersion of a list read now (a page of at most one object's metadata): the
         API's state of ``res`` as of this request, every change before it included."""
-        query: dict[str, str] = {"limit": "1"}
-        if label_selector:
-            query["labelSelector"] = label_selector
-        if field_selector:
-            query["fieldSelector"] = field_selector
+        query = _list_query(1, label_selector, field_selector)
         page = await self.request("GET", res.path(namespace), query=query, accept=METADATA_LIST)
         return str((page.get("metadata") or {}).get("resourceVersion") or "")
 
