@@ -60,7 +60,7 @@ def _key(work: JSON) -> tuple[str, str]:
 
 
 def _by_place(works: list[JSON]) -> list[JSON]:
-    return sorted(works, key=lambda w: (namespace_of(w), name_of(w)))
+    return sorted(works, key=_key)
 
 
 class WorksIO:
