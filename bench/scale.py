@@ -105,6 +105,8 @@ def _name(pid: int) -> str:
         return f"{words[words.index('--controllers') + 1]} controller ({pid})"
     if "up" in words:
         return f"hub and up ({pid})"
+    if "--agents" in words and words.index("--agents") + 1 < len(words):
+        return f"{words[words.index('--agents') + 1]} agents ({pid})"
     for marker in ("--role", "-m"):
         if marker in words and words.index(marker) + 1 < len(words):
             return f"{words[words.index(marker) + 1]} ({pid})"

@@ -8,6 +8,11 @@ SIGTERM, printing one line per agent event (a cluster going silent or coming bac
 ``--metrics-address HOST:PORT`` it serves the clusters' workload metrics (the profile's
 ``metrics``) on ``http://HOST:PORT/metrics`` (``ocm_rollout.sandbox.sim_metrics_server``).
 
+``--agents`` picks the agents this process runs: ``all`` (the default), ``registration`` (the
+registration agents, the hub side of registration and the add-on frameworks: it registers the
+fleet) or ``work`` (the work agents: the workload metrics are theirs). ``ocm-rollout up`` runs one
+process of each, so the agents of a large fleet use two cores.
+
 Exit codes: 0 after a signal, 2 for a bad flag or profile (one line on stderr), 1 when the hub
 cannot be reached, the metrics address cannot be bound or the simulation fails.
 """
@@ -32,13 +37,14 @@ from ocm_rollout.client.kube import Kube
 from ocm_rollout.client.kubeconfig import KubeconfigError, load_client
 from ocm_rollout.sandbox.sim_metrics_server import MetricsServer
 from ocm_rollout.sandbox.sim_profile import ProfileError, load_profile
-from ocm_rollout.sandbox.simulation import SimEvent, Simulation
+from ocm_rollout.sandbox.simulation import REGISTRATION, ROLES, WORK, SimEvent, Simulation
 
 log = logging.getLogger("ocm_rollout.sandbox.sim_main")
 
 # Requests in flight to the hub: the agents of many clusters write at once.
 CLIENT_POOL_SIZE = 32
 ANSWER_TIMEOUT_SECONDS = 30.0
+AGENTS: dict[str, frozenset[str]] = {"all": ROLES, REGISTRATION: frozenset({REGISTRATION}), WORK: frozenset({WORK})}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -49,6 +55,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the hub")
     parser.add_argument("--clusters", type=int, default=5, help="simulated clusters cluster1..clusterN")
     parser.add_argument("--profile", help="simulation profile (YAML), see examples/profiles/")
+    parser.add_argument(
+        "--agents", choices=list(AGENTS), default="all",
+        help="the agents to run: all (default), registration (with the add-on frameworks) or work",
+    )
     parser.add_argument(
         "--metrics-address", metavar="HOST:PORT", type=_address,
         help="serve the clusters' workload metrics on http://HOST:PORT/metrics (port 0: a free one)",
@@ -101,7 +111,9 @@ async def run(args: argparse.Namespace) -> int:
         loop.add_signal_handler(signum, stop.set)
     server: MetricsServer | None = None
     try:
-        simulation = Simulation(kube, clusters=args.clusters, profile=profile, on_event=print_event)
+        simulation = Simulation(
+            kube, clusters=args.clusters, profile=profile, on_event=print_event, roles=AGENTS[args.agents]
+        )
         if args.metrics_address is not None:
             server = MetricsServer(simulation.metrics.render, args.metrics_address)
             try:

@@ -32,6 +32,14 @@ then runs, until stopped:
   manager computes the same hashes, as ours does, nothing is written); a conflict is retried
   after the object is read again.
 
+The agents come in two roles, as OCM's klusterlet runs them: ``REGISTRATION`` (the registration
+agents and the hub side of registration, cluster sets, the add-on frameworks) and ``WORK`` (the
+work agents). One ``Simulation`` runs both by default; ``ocm-rollout up`` runs each role in a
+process of its own (``sim_main --agents``), so a large fleet's agents use two cores. The two only
+share what is stored in the API: the registration role watches only the add-ons' deploy works
+(label-selected), and the work role watches every work and the ManagedClusters (for the workload
+metrics, which it serves) and follows each cluster's reachability on its own.
+
 Every decision is made by the pure core from what is stored in the API; in memory there is only
 the time each work generation was first seen (a restarted simulation treats a generation the
 status already reports as applied), the simulation's start time (the profile's windows), what the
@@ -134,6 +142,10 @@ AGENT_FIRST_SECONDS = 10.0
 # A deploy work that could not be written is tried again after this long.
 ADDON_RETRY_SECONDS = 5.0
 DISCOVERY_KEY = "discovery"
+# The roles (see the module docstring).
+REGISTRATION = "registration"
+WORK = "work"
+ROLES: frozenset[str] = frozenset({REGISTRATION, WORK})
 ADC_GROUP_RESOURCE: GroupResource = (names.ADDON_GROUP, names.ADDON_DEPLOYMENT_CONFIGS)
 CRDS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
@@ -166,9 +178,15 @@ class Simulation:
         binding_namespace: str = BINDING_NAMESPACE,
         workers: int = 4,
         on_event: Callable[[SimEvent], None] | None = None,
+        roles: frozenset[str] = ROLES,
     ) -> None:
         if clusters < 0:
             raise ValueError("clusters must be >= 0")
+        if not roles or not roles <= ROLES:
+            raise ValueError(f"roles must be a non-empty subset of {sorted(ROLES)}, got {sorted(roles)}")
+        self.roles = roles
+        self.registration = REGISTRATION in roles
+        self.working = WORK in roles
         self.kube = kube
         self.writer = Writer(kube)
         self.profile = profile or Profile()
@@ -185,12 +203,17 @@ class Simulation:
         # work -> resourceVersion of the work agent's last write of it, until its watch event comes:
         # the pass that wrote it already acted on that version (see _on_work).
         self._agent_wrote: dict[Key, str] = {}
-        self._reachable: dict[str, bool] = {}
+        self._reachable: dict[str, bool] = {}  # cluster -> reachable, as its registration agent last saw
+        self._work_reachable: dict[str, bool] = {}  # the same, as its work agent last saw
         self._cluster_objects: dict[str, ClusterObjects] = {}  # cluster -> its objects (from the works)
         self.metrics = FleetMetrics(self.plans, clock=lambda: self.elapsed(self.clock()), shown=self._shows_metrics)
 
         self.clusters = WatchCache(kube, MANAGED_CLUSTERS, on_change=self._on_cluster)
-        self.works = WatchCache(kube, MANIFEST_WORKS, on_change=self._on_work, by_namespace=True)
+        # The add-on frameworks read only their deploy works, which carry the add-on label.
+        works_selector = None if self.working else names.ADDON_NAME_LABEL
+        self.works = WatchCache(
+            kube, MANIFEST_WORKS, label_selector=works_selector, on_change=self._on_work, by_namespace=True
+        )
         self.leases = WatchCache(
             kube, LEASES, label_selector=names.CLUSTER_NAME_LABEL, on_change=self._on_lease
         )
@@ -200,10 +223,12 @@ class Simulation:
         self.addons = WatchCache(kube, MANAGED_CLUSTER_ADDONS, on_change=self._on_addon)
         self.deployment_configs = WatchCache(kube, ADDON_DEPLOYMENT_CONFIGS, on_change=self._on_deployment_config)
         self.crds = WatchCache(kube, CRDS, on_change=self._on_crd)
-        self.informers = [
-            self.clusters, self.works, self.leases, self.cluster_sets, self.bindings,
-            self.addon_managers, self.addons, self.deployment_configs, self.crds,
-        ]  # fmt: skip
+        self.informers: list[WatchCache] = [self.clusters, self.works]
+        if self.registration:
+            self.informers += [
+                self.leases, self.cluster_sets, self.bindings, self.addon_managers, self.addons,
+                self.deployment_configs, self.crds,
+            ]  # fmt: skip
         self.templates = TemplateSource(kube, self._on_template)
         self.configs = ConfigSource(kube, self._on_config)
         self._stop: asyncio.Event | None = None
@@ -218,6 +243,7 @@ class Simulation:
         self.addon_queue: WorkQueue[Key] = WorkQueue("sim-addon-framework")
         self.discovery_queue: WorkQueue[str] = WorkQueue("sim-addon-discovery")
         self.cma_config_queue: WorkQueue[str] = WorkQueue("sim-addon-cma-config")
+        self.reach_queue: WorkQueue[str] = WorkQueue("sim-work-agent-reachability")
 
     # -- helpers ----------------------------------------------------------------------------------
     def elapsed(self, now: datetime) -> float:
@@ -240,7 +266,9 @@ class Simulation:
         namespace, ManagedCluster and heartbeat Lease. Existing objects are left as they are (a
         restart with ``--data`` registers nothing twice); what exists is listed first, so a restart
         of a large fleet sends no create at all for it. Clusters register concurrently
-        (``REGISTER_CONCURRENCY`` at a time)."""
+        (``REGISTER_CONCURRENCY`` at a time). Without the ``REGISTRATION`` role: nothing."""
+        if not self.registration:
+            return
         await self.writer.create_if_absent(
             NAMESPACES, {"metadata": {"name": self.binding_namespace}}
         )
@@ -284,6 +312,8 @@ class Simulation:
 
     # -- event wiring -------------------------------------------------------------------------------
     def _on_cluster(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
+        if not self.registration:
+            return  # the work agents read the cluster (registered or not) when metrics are scraped
         name = str(obj["metadata"]["name"])
         self.hub_queue.add(name)
         labels_changed = previous is None or event_type == "DELETED" or (
@@ -307,8 +337,10 @@ class Simulation:
     def _on_work(self, event_type: str, obj: JSON, previous: JSON | None) -> None:
         key = (str(obj["metadata"]["namespace"]), str(obj["metadata"]["name"]))
         addon = str((obj["metadata"].get("labels") or {}).get(names.ADDON_NAME_LABEL) or "")
-        if addon and key[1] == deploy_work_name(addon):
+        if addon and key[1] == deploy_work_name(addon) and self.registration:
             self._queue_addons([(key[0], addon)])
+        if not self.working:
+            return
         wrote = self._agent_wrote.pop(key, None)
         if event_type == "DELETED":
             self._sightings.pop(str(obj["metadata"].get("uid", "")), None)
@@ -419,9 +451,6 @@ class Simulation:
             self._emit("agent", name, "reachable again" if reachable else "unreachable (agent silent)")
         if not reachable:
             return until_change
-        if was_reachable is False:
-            for key in self.works.keys_in(name):
-                self.work_queue.add(key)
 
         await self._renew_lease(name, now, plan.lease_duration_seconds)
         cluster = self.clusters.get(name)
@@ -531,6 +560,22 @@ class Simulation:
         except (Conflict, NotFound):
             return CONFLICT_RETRY_SECONDS
         return None
+
+    # -- the work agent's reachability (one key per cluster) ------------------------------------------
+    async def reconcile_reach(self, name: str) -> float | None:
+        """Follow the profile's windows for one cluster's work agent: when the cluster is reachable
+        again, its works are looked at again (``reconcile_work`` leaves them alone meanwhile).
+        Comes back at the cluster's next change; a cluster that never changes costs one pass."""
+        plan = self.plans[name]
+        elapsed = self.elapsed(self.clock())
+        reachable = plan.reachable(elapsed) and plan.api_server_healthy(elapsed)
+        was_reachable = self._work_reachable.get(name)
+        self._work_reachable[name] = reachable
+        if reachable and was_reachable is False:
+            for key in self.works.keys_in(name):
+                self.work_queue.add(key)
+        next_change = plan.next_change(elapsed)
+        return None if next_change is None else max(next_change - elapsed, 0.01)
 
     # -- the work agent (one key per ManifestWork) -----------------------------------------------------
     def _sighting(self, work: JSON, now: datetime) -> Sighting:
@@ -813,6 +858,10 @@ class Simulation:
                     addon, manager, self.served, work, cluster, now, templates=templates, configs=configs
                 )
         except Conflict:  # a stale copy, or a work the cache has not seen yet
+            # ... or never will: without the work role, the cache holds the labelled works only.
+            stored = await self.kube.get_or_none(MANIFEST_WORKS, deploy_work_name(name), namespace)
+            if stored is not None:
+                self.works.remember(stored)
             return CONFLICT_RETRY_SECONDS
         except KubeError as exc:
             if isinstance(exc, NotFound) and work is not None:
@@ -861,6 +910,22 @@ class Simulation:
     async def wait_synced(self) -> None:
         await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
 
+    async def _start_registration(self) -> None:
+        """Queue what the registration role looks at first: every cluster (agent and hub side),
+        the sets and bindings, what the hub serves, every add-on and ClusterManagementAddOn."""
+        for name in self.plans:
+            self.agent_queue.add(name)
+            self.hub_queue.add(name)
+        self._queue_sets()
+        try:
+            await self.reconcile_discovery(DISCOVERY_KEY)
+        except KubeError as exc:  # the discovery worker tries again
+            log.warning("discovery failed", extra={"error": str(exc)})
+            self.discovery_queue.add(DISCOVERY_KEY)
+        self._queue_addons(list(self.addons.objects))
+        for manager in self.addon_managers.items():
+            self.cma_config_queue.add(str(manager["metadata"]["name"]))
+
     async def run(self, stop: asyncio.Event, *, ready: asyncio.Event | None = None) -> None:
         """Run every loop until ``stop`` is set."""
         watchers = [asyncio.create_task(i.run(stop), name=f"sim-informer-{i.resource.plural}") for i in self.informers]
@@ -874,37 +939,33 @@ class Simulation:
             if not synced.done():
                 synced.cancel()
                 return
-            for name in self.plans:
-                self.agent_queue.add(name)
-                self.hub_queue.add(name)
-            for key in self.works.objects:
-                if key[0] in self.plans:
-                    self.work_queue.add(key)
-            self._queue_sets()
-            try:
-                await self.reconcile_discovery(DISCOVERY_KEY)
-            except KubeError as exc:  # the discovery worker tries again
-                log.warning("discovery failed", extra={"error": str(exc)})
-                self.discovery_queue.add(DISCOVERY_KEY)
-            self._queue_addons(list(self.addons.objects))
-            for manager in self.addon_managers.items():
-                self.cma_config_queue.add(str(manager["metadata"]["name"]))
-            loops = [
-                asyncio.create_task(run_workers(self.agent_queue, self.reconcile_agent, workers=self.workers)),
-                asyncio.create_task(run_workers(self.hub_queue, self.reconcile_hub, workers=self.workers)),
-                asyncio.create_task(run_workers(self.set_queue, self.reconcile_set, workers=1)),
-                asyncio.create_task(run_workers(self.work_queue, self.reconcile_work, workers=self.workers)),
-                asyncio.create_task(run_workers(self.addon_queue, self.reconcile_addon, workers=self.workers)),
-                asyncio.create_task(run_workers(self.discovery_queue, self.reconcile_discovery, workers=1)),
-                asyncio.create_task(run_workers(self.cma_config_queue, self.reconcile_cma_configs, workers=1)),
-            ]
+            if self.working:
+                for name in self.plans:
+                    self.reach_queue.add(name)
+                for key in self.works.objects:
+                    if key[0] in self.plans:
+                        self.work_queue.add(key)
+                loops += [
+                    asyncio.create_task(run_workers(self.reach_queue, self.reconcile_reach, workers=1)),
+                    asyncio.create_task(run_workers(self.work_queue, self.reconcile_work, workers=self.workers)),
+                ]
+            if self.registration:
+                await self._start_registration()
+                loops += [
+                    asyncio.create_task(run_workers(self.agent_queue, self.reconcile_agent, workers=self.workers)),
+                    asyncio.create_task(run_workers(self.hub_queue, self.reconcile_hub, workers=self.workers)),
+                    asyncio.create_task(run_workers(self.set_queue, self.reconcile_set, workers=1)),
+                    asyncio.create_task(run_workers(self.addon_queue, self.reconcile_addon, workers=self.workers)),
+                    asyncio.create_task(run_workers(self.discovery_queue, self.reconcile_discovery, workers=1)),
+                    asyncio.create_task(run_workers(self.cma_config_queue, self.reconcile_cma_configs, workers=1)),
+                ]
             if ready is not None:
                 ready.set()
             await stop.wait()
         finally:
             queues: list[WorkQueue[Any]] = [
                 self.agent_queue, self.hub_queue, self.set_queue, self.work_queue, self.addon_queue, self.discovery_queue,
-                self.cma_config_queue,
+                self.cma_config_queue, self.reach_queue,
             ]  # fmt: skip
             for queue in queues:
                 queue.shut_down()

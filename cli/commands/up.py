@@ -4,9 +4,10 @@ Serves the embedded API server (``ocm_rollout.sandbox.server.LocalHub``) in this
 for it (mode 0600) and starts, each in a process of its own as in a real deployment
 (``up_children``), so that a fleet of thousands of clusters uses every core:
 
-- the simulated agents (``python -m ocm_rollout.sandbox.sim_main``: registration, heartbeats, work and add-on
-  agents), shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``); they serve the clusters'
-  workload metrics (the profile's ``metrics``) for Prometheus on ``http://127.0.0.1:PORT/metrics``,
+- the simulated agents, shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``), in two
+  processes as OCM's klusterlet runs them (``python -m ocm_rollout.sandbox.sim_main --agents
+  registration``: registration, heartbeats and the add-on frameworks; ``--agents work``: the work
+  agents); the work agents serve the clusters' workload metrics (the profile's ``metrics``) for Prometheus on ``http://127.0.0.1:PORT/metrics``,
   port ``--fleet-metrics-port`` (0, the default, picks a free one); the start banner prints the URL;
 - each controller of this build (``ocm_rollout.controllers.runtime.registry``) as ``ocm-rollout run
   --controllers NAME`` (no leader election: it is the only replica); the placement controller
@@ -324,13 +325,16 @@ def _dashboard_argv(kubeconfig: Path, listening: int, log_level: str) -> list[st
 
 def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
               debug_address: tuple[str, int] | None, fleet_metrics_port: int) -> list[Child]:
-    agents = [
-        "--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level,
-        "--metrics-address", f"{LOOPBACK}:{fleet_metrics_port}",
-    ]  # fmt: skip
+    agents = ["--kubeconfig", str(kubeconfig), "--clusters", str(args.clusters), "--log-level", args.log_level]
     if args.profile:
         agents += ["--profile", str(Path(args.profile).expanduser().absolute())]
-    children = [Child("the simulated agents", python_module("ocm_rollout.sandbox.sim_main", *agents))]
+    # Two processes, as OCM's klusterlet runs its registration and work agents: a large fleet's
+    # agents then use two cores. The work agents serve the workload metrics (they apply the works).
+    work_agents = [*agents, "--agents", "work", "--metrics-address", f"{LOOPBACK}:{fleet_metrics_port}"]
+    children = [
+        Child("the simulated registration agents", python_module("ocm_rollout.sandbox.sim_main", *agents, "--agents", "registration")),
+        Child("the simulated work agents", python_module("ocm_rollout.sandbox.sim_main", *work_agents)),
+    ]
     for name in names:
         children.append(
             Child(f"the {name} controller", _controller_argv(name, kubeconfig, args.log_level, debug_address, args.work_config))

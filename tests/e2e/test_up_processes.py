@@ -51,7 +51,13 @@ def test_agents_and_each_controller_run_in_their_own_process_and_stop_with_up(
     eventually(lambda: len(available_clusters(api)) == 2, message="2 available")
     procs = children(up.process.pid)
     commands = sorted(procs.values())
-    assert any("-m ocm_rollout.sandbox.sim_main" in c and "--clusters 2" in c for c in commands), commands
+    # the registration agents and the work agents in a process each, the work agents serving the metrics
+    agents = [c for c in commands if "-m ocm_rollout.sandbox.sim_main" in c and "--clusters 2" in c]
+    assert len(agents) == 2, commands
+    registration = [c for c in agents if "--agents registration" in c]
+    work = [c for c in agents if "--agents work" in c]
+    assert len(registration) == len(work) == 1, agents
+    assert "--metrics-address" in work[0] and "--metrics-address" not in registration[0], agents
     for name in ("placement", "workset", "addon"):
         assert any(f"run --controllers {name} " in c and "--no-leader-elect" in c for c in commands), commands
     assert any("run --controllers none " in c and "--webhook-bind-address 127.0.0.1:" in c for c in commands), commands
@@ -67,7 +73,8 @@ def test_a_killed_up_leaves_no_agent_or_controller_behind(start_up: Callable[...
     api = clusters_api(up.wait_kubeconfig())
     eventually(lambda: available_clusters(api) == ["cluster1"], message="cluster1 available")
     procs = children(up.process.pid)
-    assert len(procs) == 6, procs  # the agents, three controllers, the conversion webhook and the dashboard
+    # the registration and the work agents, three controllers, the conversion webhook and the dashboard
+    assert len(procs) == 7, procs
     os.kill(up.process.pid, signal.SIGKILL)
     up.process.wait(10)
     deadline = time.monotonic() + 30

@@ -68,7 +68,7 @@ from ocm_rollout.controllers.rollout.plugin.config import PluginRegistry
 from ocm_rollout.controllers.runtime.operator import run_operator
 from ocm_rollout.controllers.runtime.registry import Handles
 from ocm_rollout.sandbox.sim_profile import parse_profile
-from ocm_rollout.sandbox.simulation import SimEvent, Simulation
+from ocm_rollout.sandbox.simulation import ROLES, SimEvent, Simulation
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "ocm-rollout"
@@ -431,9 +431,13 @@ class SimThread:
     on its own event loop in a thread; ``events`` are the simulation's, ``stop()`` ends it and
     waits for a clean shutdown (raising what the simulation raised)."""
 
-    def __init__(self, kubeconfig: Path | str, *, clusters: int, profile: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, kubeconfig: Path | str, *, clusters: int, profile: dict[str, Any] | None = None,
+        roles: frozenset[str] = ROLES,
+    ) -> None:
         self.kubeconfig = kubeconfig
         self.clusters = clusters
+        self.roles = roles
         self.profile = parse_profile(profile or {"defaults": FAST})
         self.events: list[SimEvent] = []
         self.simulation: Simulation | None = None
@@ -457,7 +461,9 @@ class SimThread:
         self._stop = asyncio.Event()
         ready = asyncio.Event()
         kube = Kube(load_client(str(self.kubeconfig)))
-        simulation = Simulation(kube, clusters=self.clusters, profile=self.profile, on_event=self.events.append)
+        simulation = Simulation(
+            kube, clusters=self.clusters, profile=self.profile, on_event=self.events.append, roles=self.roles
+        )
         self.simulation = simulation
         await simulation.register()
         task = asyncio.create_task(simulation.run(self._stop, ready=ready))
