@@ -124,6 +124,7 @@ class ClusterObjects:
     def __init__(self) -> None:
         self._by_work: dict[str, frozenset[ClusterObject]] = {}
         self._orphans: set[ClusterObject] = set()
+        self._shape: tuple[frozenset[str], frozenset[ApiResource]] | None = None  # until the next change
 
     def objects(self, excluding: str | None = None) -> set[ClusterObject]:
         """Every object on the cluster (those only ``excluding`` holds left out)."""
@@ -141,15 +142,21 @@ class ClusterObjects:
         return view_of(self.objects(excluding))
 
     def shape(self) -> tuple[frozenset[str], frozenset[ApiResource]]:
-        """What other works' applies depend on (namespaces, served kinds); a change re-checks them."""
-        view = self.view()
-        return view.namespaces, frozenset(view.discovery.resources())
+        """What other works' applies depend on (namespaces, served kinds); a change re-checks them.
+        Computed once per change of the objects."""
+        if self._shape is None:
+            view = self.view()
+            self._shape = (view.namespaces, frozenset(view.discovery.resources()))
+        return self._shape
 
     def record(
         self, work: str, objects: Iterable[ClusterObject], delete_option: Mapping[str, Any] | None = None
     ) -> None:
         """``work`` now holds ``objects``; those it held before and dropped go, unless orphaned."""
         new = frozenset(objects)
+        if not self._orphans and new == self.held_by(work):
+            return  # the same objects again (e.g. the status write after the apply): nothing changes
+        self._shape = None
         for dropped in self.held_by(work) - new:
             if orphaned(dropped, delete_option):
                 self._orphans.add(dropped)
@@ -166,6 +173,8 @@ class ClusterObjects:
 
     def _prune_orphans(self) -> None:
         """An orphan in a namespace that no longer exists went with its namespace."""
+        if not self._orphans:
+            return
         namespaces = self.view().namespaces
         self._orphans = {o for o in self._orphans if not o.namespace or o.namespace in namespaces}
 

@@ -127,6 +127,29 @@ def test_an_orphan_goes_with_its_namespace() -> None:
     assert store.objects() == set()
 
 
+def test_the_shape_follows_every_change_and_is_computed_once_per_change(monkeypatch: Any) -> None:
+    from ocm_rollout.sandbox.agents import cluster
+
+    views = []
+    real = cluster.view_of
+    monkeypatch.setattr(cluster, "view_of", lambda objects: views.append(1) or real(objects))
+    store = ClusterObjects()
+    fresh = store.shape()
+    assert fresh == store.shape() and len(views) == 1, "asked twice, computed once"
+    store.record("a", [TEAM])
+    with_team = store.shape()
+    assert "team" in with_team[0] and with_team != fresh and len(views) == 2
+    store.record("a", [TEAM])  # the same objects again (its status write after the apply)
+    assert store.shape() == with_team and len(views) == 2, "no change, nothing computed"
+    store.record("b", [TEAM, CM])
+    assert store.shape() == with_team and len(views) == 3  # a change, though not of the shape
+    store.release("b", {"propagationPolicy": "Orphan"})  # CM stays as an orphan
+    store.record("a", [TEAM])  # with orphans, the same objects are still looked at again
+    assert CM in store.objects() and store.shape() == with_team
+    store.release("a")  # the namespace goes, and the orphan with it
+    assert store.objects() == set() and store.shape() == fresh
+
+
 def test_the_store_is_rebuilt_from_the_works_statuses() -> None:
     store = ClusterObjects()
     applied = run(run(work(ns_manifest("team"), cm_manifest("team"), name="a"), 1, store), 3, store)
