@@ -4,9 +4,9 @@
 ``default`` and ``global`` ManagedClusterSets and their bindings in namespace ``default``) and
 then runs, until stopped:
 
-- per cluster, the registration agent: heartbeat Lease and ManagedCluster status (joined,
-  available or API server down, claims, resources), silent while the profile says the cluster is
-  unreachable;
+- per cluster, the registration agent: heartbeat Lease (every lease duration plus up to a quarter
+  of it, at random, as OCM's agent) and ManagedCluster status (joined, available or API server
+  down, claims, resources), silent while the profile says the cluster is unreachable;
 - per cluster, the work agent: every ManifestWork in the cluster namespace is planned by the pure
   ``ocm_rollout.sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
   finalizer removal);
@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -120,6 +121,7 @@ from ocm_rollout.sandbox.agents.registration import (
     lease_expires_at,
     lease_renew_time,
     lease_stopped_status,
+    lease_update_wait,
     managed_cluster,
 )
 from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
@@ -179,6 +181,7 @@ class Simulation:
         workers: int = 4,
         on_event: Callable[[SimEvent], None] | None = None,
         roles: frozenset[str] = ROLES,
+        seed: int | None = None,
     ) -> None:
         if clusters < 0:
             raise ValueError("clusters must be >= 0")
@@ -199,6 +202,7 @@ class Simulation:
             plan = self.profile.plan(fleet_member(index))
             self.plans[plan.member.name] = plan
         self.started_at = clock()
+        self._random = random.Random(seed)  # the heartbeats' jitter
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         # work -> resourceVersion of the work agent's last write of it, until its watch event comes:
         # the pass that wrote it already acted on that version (see _on_work).
@@ -469,8 +473,8 @@ class Simulation:
                     self.clusters.remember(await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status))
                 except Conflict:
                     return CONFLICT_RETRY_SECONDS
-        period = float(plan.lease_duration_seconds)
-        return period if until_change is None else min(period, until_change)
+        wait = lease_update_wait(float(plan.lease_duration_seconds), self._random.random())
+        return wait if until_change is None else min(wait, until_change)
 
     async def _renew_lease(self, name: str, now: datetime, period: float) -> None:
         """Renew the cluster's heartbeat Lease, unless it was renewed less than half a period ago

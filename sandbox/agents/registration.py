@@ -41,6 +41,9 @@ from ocm_rollout.sandbox.agents.conditions import (
 from ocm_rollout.sandbox.agents.selectors import selector_matches
 
 CLUSTER_API_VERSION = f"{names.CLUSTER_GROUP}/v1"
+# OCM's registration agent updates its lease every leaseDurationSeconds plus a random share of up
+# to a quarter of it, counted from the end of the last update (wait.JitterUntil, sliding).
+LEASE_UPDATE_JITTER = 0.25
 CLUSTER_SET_API_VERSION = f"{names.CLUSTER_GROUP}/v1beta2"
 
 _CLOUDS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -259,6 +262,13 @@ def hub_accepted_status(cluster: Mapping[str, Any], now: datetime) -> dict[str, 
         return None
     status["conditions"] = conditions
     return status
+
+
+def lease_update_wait(period: float, fraction: float) -> float:
+    """How long the agent waits after an update of its lease before the next one: the lease
+    duration ``period`` plus ``fraction`` (in [0, 1), drawn at random) of ``LEASE_UPDATE_JITTER``
+    of it. A fleet's heartbeats so spread over time, as a real fleet's do."""
+    return period * (1.0 + LEASE_UPDATE_JITTER * fraction)
 
 
 def lease_renew_time(lease: Mapping[str, Any] | None) -> datetime | None:
