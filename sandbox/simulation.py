@@ -5,7 +5,8 @@
 then runs, until stopped:
 
 - per cluster, the registration agent: heartbeat Lease (every lease duration plus up to a quarter
-  of it, at random, as OCM's agent) and ManagedCluster status (joined, available or API server
+  of it, at random, as OCM's agent; the first wait after the simulation starts is anywhere from
+  half a period on, so the fleet's heartbeats are spread over time as a running fleet's are) and ManagedCluster status (joined, available or API server
   down, claims, resources), silent while the profile says the cluster is unreachable;
 - per cluster, the work agent: every ManifestWork in the cluster namespace is planned by the pure
   ``ocm_rollout.sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
@@ -113,6 +114,7 @@ from ocm_rollout.sandbox.agents.registration import (
     cluster_set_status,
     default_cluster_set,
     desired_taints,
+    first_lease_wait,
     fleet_member,
     format_micro_time,
     global_cluster_set,
@@ -207,6 +209,7 @@ class Simulation:
             self.plans[plan.member.name] = plan
         self.started_at = clock()
         self._random = random.Random(seed)  # the heartbeats' jitter
+        self._beating: set[str] = set()  # clusters whose registration agent has had its first pass
         self._sightings: dict[str, tuple[int, bool, Sighting]] = {}  # work uid -> (gen, deleting, when)
         # work -> resourceVersion of the work agent's last write of it, until its watch event comes:
         # the pass that wrote it already acted on that version (see _on_work).
@@ -477,7 +480,12 @@ class Simulation:
                     self.clusters.remember(await self.writer.replace_status(MANAGED_CLUSTERS, cluster, status))
                 except Conflict:
                     return CONFLICT_RETRY_SECONDS
-        wait = lease_update_wait(float(plan.lease_duration_seconds), self._random.random())
+        period, fraction = float(plan.lease_duration_seconds), self._random.random()
+        if name in self._beating:
+            wait = lease_update_wait(period, fraction)
+        else:
+            self._beating.add(name)
+            wait = first_lease_wait(period, fraction)
         return wait if until_change is None else min(wait, until_change)
 
     async def _renew_lease(self, name: str, now: datetime, period: float) -> None:

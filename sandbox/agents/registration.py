@@ -271,6 +271,14 @@ def lease_update_wait(period: float, fraction: float) -> float:
     return period * (1.0 + LEASE_UPDATE_JITTER * fraction)
 
 
+def first_lease_wait(period: float, fraction: float) -> float:
+    """The wait after the first lease update of an agent the simulation started: anywhere from
+    half a period (an update sooner would be skipped as too recent) to a period and a quarter.
+    A simulated fleet starts all at once, but a real fleet's agents started at different times:
+    their heartbeats are spread over the period, not sent in one wave."""
+    return period * (0.5 + (0.5 + LEASE_UPDATE_JITTER) * fraction)
+
+
 def lease_renew_time(lease: Mapping[str, Any] | None) -> datetime | None:
     if lease is None:
         return None
