@@ -10,6 +10,9 @@
   sooner. Only the server's wait holds a key: the exponential part is superseded by an ``add``,
   as in client-go, so a fix made by a user is acted on at once.
 
+Waiting getters are released one per ready key, and one timer (for the earliest delayed key)
+serves them all: with many workers, a key coming due wakes one of them, not every one.
+
 Controllers feed it from watch events (a change to a ManagedCluster re-queues the Placements
 that depend on it, and so on) instead of writing annotations to wake each other, and drain it
 with ``run_workers``.
@@ -22,6 +25,7 @@ import heapq
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -49,7 +53,7 @@ class WorkQueue(Generic[K]):
         self._max_delay = max_delay
         self._clock = clock
         self._on_depth = on_depth
-        self._ready: list[K] = []  # FIFO of keys ready now
+        self._ready: deque[K] = deque()  # FIFO of keys ready now
         self._ready_set: set[K] = set()
         self._processing: set[K] = set()
         self._dirty: set[K] = set()  # re-added while processing
@@ -58,7 +62,9 @@ class WorkQueue(Generic[K]):
         self._failures: dict[K, int] = {}
         self._not_before: dict[K, float] = {}  # keys held until then (Retry-After)
         self._seq = itertools.count()
-        self._changed = asyncio.Event()
+        self._waiters: deque[asyncio.Future[None]] = deque()  # getters waiting, first come first released
+        self._timer: asyncio.TimerHandle | None = None  # fires at ``_timer_due`` (the queue's clock)
+        self._timer_due: float | None = None
         self._shut_down = False
 
     def now(self) -> float:
@@ -92,7 +98,7 @@ class WorkQueue(Generic[K]):
             self._ready.append(key)
             self._ready_set.add(key)
             self._report_depth()
-            self._changed.set()
+            self._release()
 
     def add_after(self, key: K, delay: float) -> None:
         if self._shut_down:
@@ -109,7 +115,8 @@ class WorkQueue(Generic[K]):
             return
         self._due[key] = due
         heapq.heappush(self._delayed, (due, next(self._seq), key))
-        self._changed.set()
+        if self._waiters:
+            self._arm()
 
     def add_rate_limited(self, key: K, *, at_least: float = 0.0) -> None:
         """Queue ``key`` after its next back-off (and not before ``at_least`` seconds)."""
@@ -161,20 +168,75 @@ class WorkQueue(Generic[K]):
     async def get(self) -> K:
         """Wait for a key and mark it as being processed; call ``done`` when finished."""
         while True:
-            wait = self._promote_due()
+            self._promote_due()
             if self._ready:
-                key = self._ready.pop(0)
+                key = self._ready.popleft()
                 self._ready_set.discard(key)
                 self._processing.add(key)
                 self._report_depth()
+                if self._ready:
+                    self._release()  # more keys are ready: for another getter
                 return key
             if self._shut_down:
                 raise QueueShutDown(self.name)
-            self._changed.clear()
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            self._arm()
             try:
-                await asyncio.wait_for(self._changed.wait(), timeout=wait)
-            except TimeoutError:
-                pass
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._release()  # released, then cancelled before it took a key: pass it on
+                raise
+
+    # -- waking getters -------------------------------------------------------------------
+    def _release(self, count: int = 1) -> None:
+        """Release up to ``count`` waiting getters, the longest waiting first."""
+        while count > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                count -= 1
+
+    def _next_due(self) -> float | None:
+        """When the earliest delayed key comes due (superseded entries are dropped)."""
+        while self._delayed:
+            due, _, key = self._delayed[0]
+            if self._due.get(key) == due:
+                return due
+            heapq.heappop(self._delayed)
+        return None
+
+    def _arm(self) -> None:
+        """Make the timer fire when the earliest delayed key comes due (no sooner timer is kept)."""
+        due = self._next_due()
+        if due is None:
+            self._disarm()
+            return
+        if self._timer is not None and self._timer_due is not None and self._timer_due <= due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop yet: the first getter arms it
+            return
+        self._disarm()
+        self._timer_due = due
+        self._timer = loop.call_later(max(due - self._clock(), 0.0), self._fire)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_due = None
+
+    def _fire(self) -> None:
+        """The timer: release a getter per key come due, and wait for the next one."""
+        self._timer = None
+        self._timer_due = None
+        self._promote_due()
+        self._release(len(self._ready))
+        if self._waiters:
+            self._arm()
 
     def done(self, key: K) -> None:
         self._processing.discard(key)
@@ -199,7 +261,8 @@ class WorkQueue(Generic[K]):
         self._dirty.clear()
         self._not_before.clear()
         self._report_depth()
-        self._changed.set()
+        self._disarm()
+        self._release(len(self._waiters))
 
     def _report_depth(self) -> None:
         if self._on_depth is not None:

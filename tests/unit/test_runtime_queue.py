@@ -220,3 +220,57 @@ def test_a_delay_queued_before_a_retry_after_does_not_run_the_key_sooner() -> No
     now[0] = 101.0
     queue._promote_due()
     assert len(queue) == 1
+
+
+async def test_a_key_coming_due_wakes_one_of_many_waiting_getters() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    getters = [asyncio.create_task(q.get()) for _ in range(8)]
+    await asyncio.sleep(0.01)  # all waiting
+    looks = []
+    promote = q._promote_due
+
+    def counted() -> float | None:
+        looks.append(1)
+        return promote()
+
+    q._promote_due = counted  # type: ignore[method-assign]
+    q.add_after("a", 0.02)
+    done, pending = await asyncio.wait(getters, timeout=1, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.sleep(0.05)
+    assert [t.result() for t in done] == ["a"] and len(pending) == 7
+    # the timer looks once and releases one getter, which looks once more: not eight getters
+    assert len(looks) <= 3, len(looks)
+    q.shut_down()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def test_ready_keys_reach_as_many_waiting_getters() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    getters = [asyncio.create_task(q.get()) for _ in range(5)]
+    await asyncio.sleep(0)
+    for key in "abcde":
+        q.add(key)
+    got = await asyncio.wait_for(asyncio.gather(*getters), timeout=1)
+    assert sorted(got) == list("abcde")
+
+
+async def test_a_released_getter_cancelled_before_it_runs_passes_the_key_on() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    first = asyncio.create_task(q.get())
+    second = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.add("a")  # releases the first getter
+    first.cancel()
+    assert await asyncio.wait_for(second, timeout=1) == "a"
+    with pytest.raises(asyncio.CancelledError):
+        await first
+
+
+async def test_a_sooner_delay_moves_the_timer_forward() -> None:
+    q: WorkQueue[str] = WorkQueue("t")
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.add_after("late", 30)
+    q.add_after("soon", 0.02)
+    assert await asyncio.wait_for(getter, timeout=1) == "soon"
+    q.shut_down()

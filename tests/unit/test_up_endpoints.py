@@ -34,10 +34,13 @@ def test_one_port_asked_twice_names_the_second_flag() -> None:
         up._listen_ports([("--debug-port", port), ("--fleet-metrics-port", port)])
 
 
-def test_the_agents_serve_the_fleet_metrics_on_the_port_chosen(tmp_path: Path) -> None:
+def test_the_work_agents_serve_the_fleet_metrics_on_the_port_chosen(tmp_path: Path) -> None:
     args = build_parser().parse_args(["up", "--controllers", "none"])
-    (agents,) = up._children(args, [], tmp_path / "kc", None, 4321)
-    assert agents.argv[agents.argv.index("--metrics-address") + 1] == "127.0.0.1:4321"
+    registration, work = up._children(args, [], tmp_path / "kc", None, 4321)
+    assert registration.argv[registration.argv.index("--agents") + 1] == "registration"
+    assert work.argv[work.argv.index("--agents") + 1] == "work"
+    assert work.argv[work.argv.index("--metrics-address") + 1] == "127.0.0.1:4321"
+    assert "--metrics-address" not in registration.argv
 
 
 def test_the_banner_names_the_fleet_metrics_url(tmp_path: Path) -> None:
