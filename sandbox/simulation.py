@@ -6,8 +6,9 @@ then runs, until stopped:
 
 - per cluster, the registration agent: heartbeat Lease (every lease duration plus up to a quarter
   of it, at random, as OCM's agent; the first wait after the simulation starts is anywhere from
-  half a period on, so the fleet's heartbeats are spread over time as a running fleet's are) and ManagedCluster status (joined, available or API server
-  down, claims, resources), silent while the profile says the cluster is unreachable;
+  half a period on, so the fleet's heartbeats are spread over time as a running fleet's are) and
+  ManagedCluster status (joined, available or API server down, claims, resources), silent while
+  the profile says the cluster is unreachable;
 - per cluster, the work agent: every ManifestWork in the cluster namespace is planned by the pure
   ``ocm_rollout.sandbox.agents.work.plan_work`` and the plan carried out (finalizer, status subresource,
   finalizer removal);

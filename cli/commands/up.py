@@ -7,8 +7,8 @@ for it (mode 0600) and starts, each in a process of its own as in a real deploym
 - the simulated agents, shaped by ``--profile`` (``ocm_rollout.sandbox.sim_profile``), in two
   processes as OCM's klusterlet runs them (``python -m ocm_rollout.sandbox.sim_main --agents
   registration``: registration, heartbeats and the add-on frameworks; ``--agents work``: the work
-  agents); the work agents serve the clusters' workload metrics (the profile's ``metrics``) for Prometheus on ``http://127.0.0.1:PORT/metrics``,
-  port ``--fleet-metrics-port`` (0, the default, picks a free one); the start banner prints the URL;
+  agents); the work agents serve the clusters' workload metrics (the profile's ``metrics``) for
+  Prometheus on ``http://127.0.0.1:PORT/metrics``, port ``--fleet-metrics-port`` (0, the default, picks a free one); the start banner prints the URL;
 - each controller of this build (``ocm_rollout.controllers.runtime.registry``) as ``ocm-rollout run
   --controllers NAME`` (no leader election: it is the only replica); the placement controller
   serves its debug endpoint (``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port
@@ -331,8 +331,9 @@ def _children(args: argparse.Namespace, names: Sequence[str], kubeconfig: Path,
     # Two processes, as OCM's klusterlet runs its registration and work agents: a large fleet's
     # agents then use two cores. The work agents serve the workload metrics (they apply the works).
     work_agents = [*agents, "--agents", "work", "--metrics-address", f"{LOOPBACK}:{fleet_metrics_port}"]
+    registration_agents = [*agents, "--agents", "registration"]
     children = [
-        Child("the simulated registration agents", python_module("ocm_rollout.sandbox.sim_main", *agents, "--agents", "registration")),
+        Child("the simulated registration agents", python_module("ocm_rollout.sandbox.sim_main", *registration_agents)),
         Child("the simulated work agents", python_module("ocm_rollout.sandbox.sim_main", *work_agents)),
     ]
     for name in names:
