@@ -8,7 +8,8 @@ for it (mode 0600) and starts, each in a process of its own as in a real deploym
   processes as OCM's klusterlet runs them (``python -m ocm_rollout.sandbox.sim_main --agents
   registration``: registration, heartbeats and the add-on frameworks; ``--agents work``: the work
   agents); the work agents serve the clusters' workload metrics (the profile's ``metrics``) for
-  Prometheus on ``http://127.0.0.1:PORT/metrics``, port ``--fleet-metrics-port`` (0, the default, picks a free one); the start banner prints the URL;
+  Prometheus on ``http://127.0.0.1:PORT/metrics``, port ``--fleet-metrics-port`` (0, the
+  default, picks a free one); the start banner prints the URL;
 - each controller of this build (``ocm_rollout.controllers.runtime.registry``) as ``ocm-rollout run
   --controllers NAME`` (no leader election: it is the only replica); the placement controller
   serves its debug endpoint (``GET /debug/placements/NAMESPACE/NAME``) on 127.0.0.1, port
