@@ -141,14 +141,10 @@ class WorkQueue(Generic[K]):
     def _promote_due(self) -> float | None:
         """Move delayed keys whose time has come to the ready list; return seconds to the next."""
         now = self._clock()
-        while self._delayed:
-            due, _, key = self._delayed[0]
-            if self._due.get(key) != due:
-                heapq.heappop(self._delayed)  # superseded entry
-                continue
+        while (due := self._next_due()) is not None:
             if due > now:
                 return due - now
-            heapq.heappop(self._delayed)
+            _, _, key = heapq.heappop(self._delayed)
             del self._due[key]
             held = self._held_for(key)
             if held > 0:

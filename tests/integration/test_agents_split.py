@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ocm_rollout.client.kube import MANAGED_CLUSTERS, MANIFEST_WORKS
-from ocm_rollout.sandbox.simulation import REGISTRATION, WORK
+from ocm_rollout.sandbox.sim_main import AGENTS
 from tests.integration.helpers import FAST, Api, SimThread, wait_until
 from tests.integration.test_agents_addon import ADDON, WORK_NAME, available, desire, install, mca, work
 from tests.integration.test_agents_env import CONFIGMAP, conditions
@@ -33,8 +33,7 @@ def start_role(sim_hub: Any) -> Iterator[Start]:
     running: list[SimThread] = []
 
     def start(role: str | None, *, clusters: int = 2, profile: dict[str, Any] | None = None) -> SimThread:
-        roles = {"registration": frozenset({REGISTRATION}), "work": frozenset({WORK})}
-        sim = SimThread(sim_hub.kubeconfig, clusters=clusters, profile=profile, **({"roles": roles[role]} if role else {}))
+        sim = SimThread(sim_hub.kubeconfig, clusters=clusters, profile=profile, roles=AGENTS[role or "all"])
         running.append(sim.start())
         return sim
 
