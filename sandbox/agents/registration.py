@@ -21,6 +21,7 @@ Hub side (what OCM's registration controllers do on the hub):
 from __future__ import annotations
 
 import hashlib
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -272,11 +273,26 @@ def lease_update_wait(period: float, fraction: float) -> float:
 
 
 def first_lease_wait(period: float, fraction: float) -> float:
-    """The wait after the first lease update of an agent the simulation started: anywhere from
-    half a period (an update sooner would be skipped as too recent) to a period and a quarter.
-    A simulated fleet starts all at once, but a real fleet's agents started at different times:
-    their heartbeats are spread over the period, not sent in one wave."""
-    return period * (0.5 + (0.5 + LEASE_UPDATE_JITTER) * fraction)
+    """The wait after the first lease update of an agent the simulation started: half a period (an
+    update sooner would be skipped as too recent), then the time a running fleet's agent still has
+    to wait at a random moment, drawn by ``fraction`` (in [0, 1)).
+
+    A simulated fleet starts all at once, but a real fleet's agents started at different times, and
+    at any moment each is somewhere in its wait. That remaining wait is at most a period and a
+    quarter, and it is shorter with the more likelihood the more waits reach past it: it is
+    uniform up to a period, then falls to nought at a period and a quarter (a renewal process's
+    equilibrium residual life). Drawn so, the fleet renews at its steady rate, N leases per mean
+    wait (148 a second at 10,000 clusters), from half a period after start on: there is no first
+    round denser than the ones after it.
+    """
+    mean = 1.0 + LEASE_UPDATE_JITTER / 2  # the mean wait, in periods
+    within = 1.0 / mean  # the share of remaining waits shorter than a period
+    if fraction < within:
+        remaining = fraction / within
+    else:
+        share = (fraction - within) / (1.0 - within)
+        remaining = 1.0 + LEASE_UPDATE_JITTER * (1.0 - math.sqrt(1.0 - share))
+    return period * (0.5 + remaining)
 
 
 def lease_renew_time(lease: Mapping[str, Any] | None) -> datetime | None:
