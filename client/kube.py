@@ -140,7 +140,8 @@ def _retry_after(headers: Any, body: JSON) -> float | None:
     return seconds if seconds is not None and seconds >= 0 else None
 
 
-def _error_from(status: int, reason: str, data: bytes | str | None, headers: Any = None) -> KubeError:
+def error_from(status: int, reason: str, data: bytes | str | None, headers: Any = None) -> KubeError:
+    """The ``KubeError`` (by status: ``NotFound``, ``Conflict``, ...) of an answer other than 2xx."""
     body: JSON = {}
     if data:
         try:
@@ -191,7 +192,8 @@ def send(
 ) -> Any:
     """Send one request with ``api_client``'s credentials; the client's raw response (read it,
     or stream it with ``.response``). Every request of ours goes through here: ``Kube``, the
-    watch caches' streams and the Lease client. ``timeout`` is required: no request waits for
+    watch caches' streams and the Lease client; but the simulated agents' heartbeats
+    (``sandbox/lease_renewer.py``). ``timeout`` is required: no request waits for
     ever. Raises the client's ``ApiException`` on an answer it refuses."""
     url_path = path + ("?" + urlencode(query) if query else "")
     headers = {"Accept": accept, "Content-Type": content_type}
@@ -259,9 +261,9 @@ class Kube:
             )
             data = response.read()
         except ApiException as exc:
-            raise _error_from(int(exc.status or 0), str(exc.reason), exc.body, exc.headers) from None
+            raise error_from(int(exc.status or 0), str(exc.reason), exc.body, exc.headers) from None
         if not 200 <= response.status <= 299:
-            raise _error_from(response.status, str(response.reason), data, getattr(response, "headers", None))
+            raise error_from(response.status, str(response.reason), data, getattr(response, "headers", None))
         if not data:
             return {}
         parsed = json.loads(data)

@@ -128,6 +128,7 @@ from ocm_rollout.sandbox.agents.registration import (
     managed_cluster,
 )
 from ocm_rollout.sandbox.agents.work import Sighting, generation_of, plan_work, sighting_for
+from ocm_rollout.sandbox.lease_renewer import LeaseRenewer
 from ocm_rollout.sandbox.sim_client import Writer
 from ocm_rollout.sandbox.sim_configs import ConfigSource
 from ocm_rollout.sandbox.sim_discovery import served_resource_map
@@ -198,6 +199,7 @@ class Simulation:
         self.registration = REGISTRATION in roles
         self.working = WORK in roles
         self.kube = kube
+        self.renewer = LeaseRenewer(kube)  # the heartbeats (the only request not sent through ``kube``)
         self.writer = Writer(kube)
         self.profile = profile or Profile()
         self.clock = clock
@@ -503,9 +505,7 @@ class Simulation:
         if renewed is not None and (now - renewed).total_seconds() < period / 2:
             return
         try:
-            updated = await self.kube.patch(
-                LEASES, names.CLUSTER_LEASE_NAME, {"spec": {"renewTime": format_micro_time(now)}}, name
-            )
+            updated = await self.renewer.renew(name, names.CLUSTER_LEASE_NAME, format_micro_time(now))
         except NotFound:
             return
         self.leases.remember(updated)
@@ -992,6 +992,7 @@ class Simulation:
             await asyncio.gather(*watchers, return_exceptions=True)
             await self.templates.close()
             await self.configs.close()
+            await self.renewer.close()
 
 
 def _availability(cluster: JSON) -> tuple[str, str, str]:

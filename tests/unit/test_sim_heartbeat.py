@@ -10,13 +10,19 @@ import asyncio
 import random
 import statistics
 from collections import Counter
-from datetime import datetime
-from typing import cast
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
 
 from ocm_rollout.client.kube import Kube
-from ocm_rollout.sandbox.agents.registration import LEASE_UPDATE_JITTER, first_lease_wait, lease_update_wait
+from ocm_rollout.sandbox.agents import names
+from ocm_rollout.sandbox.agents.registration import (
+    LEASE_UPDATE_JITTER,
+    cluster_lease,
+    first_lease_wait,
+    lease_update_wait,
+)
 from ocm_rollout.sandbox.simulation import Simulation
 
 
@@ -69,3 +75,27 @@ def test_each_agent_pass_comes_back_after_a_jittered_lease_period(monkeypatch: p
     assert all(60.0 <= w < 75.0 for w in later), (min(later), max(later))
     assert max(later) - min(later) > 12.0, "spread over the quarter period"
     assert abs(statistics.mean(later) - 67.5) < 1.5
+
+
+def test_a_due_heartbeat_goes_through_the_lease_renewer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's renewal is the renewer's merge patch, and the Lease it answers is cached."""
+    sim = Simulation(cast(Kube, None), clusters=1, seed=7)
+    renewed_at = datetime(2026, 1, 1, 0, 0, 0, tzinfo=UTC)
+    lease = cluster_lease("cluster1", renewed_at)
+    lease["metadata"]["resourceVersion"] = "1"
+    sim.leases.remember(lease)
+    sent: list[tuple[str, str, str]] = []
+
+    async def renew(namespace: str, name: str, renew_time: str) -> dict[str, Any]:
+        sent.append((namespace, name, renew_time))
+        return {**lease, "metadata": {**lease["metadata"], "resourceVersion": "2"}, "spec": {"renewTime": renew_time}}
+
+    monkeypatch.setattr(sim.renewer, "renew", renew)
+    soon = renewed_at + timedelta(seconds=20)  # less than half a period: no renewal
+    asyncio.run(sim._renew_lease("cluster1", soon, 60.0))
+    assert sent == []
+    due = renewed_at + timedelta(seconds=61)
+    asyncio.run(sim._renew_lease("cluster1", due, 60.0))
+    assert sent == [("cluster1", names.CLUSTER_LEASE_NAME, "2026-01-01T00:01:01.000000Z")]
+    cached = sim.leases.get(names.CLUSTER_LEASE_NAME, "cluster1")
+    assert cached is not None and cached["spec"]["renewTime"] == "2026-01-01T00:01:01.000000Z"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ocm_rollout.client.kube import _error_from
+from ocm_rollout.client.kube import error_from
 from ocm_rollout.controllers.workset import aggregation
 from ocm_rollout.controllers.workset.aggregation import DeployOutcome, WriteFailure
 from ocm_rollout.controllers.workset.events import write_failure_events
@@ -31,7 +31,7 @@ DENIED = (
 )
 def test_each_answer_maps_to_a_reason(code: int, reason: str, create: bool, kind: str) -> None:
     body = b'{"kind":"Status","message":"m","reason":"%s","code":%d}' % (reason.encode(), code)
-    error = _error_from(code, "Some Phrase", body)
+    error = error_from(code, "Some Phrase", body)
     assert _failure_kind(error, create) == kind
 
 
