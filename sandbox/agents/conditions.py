@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from ocm_rollout.api import constants
@@ -20,8 +21,10 @@ FALSE = constants.CONDITION_FALSE
 UNKNOWN = constants.CONDITION_UNKNOWN
 
 
+@lru_cache(maxsize=8)
 def format_time(moment: datetime) -> str:
-    """RFC 3339 at second precision in UTC, as metav1.Time is written on the wire."""
+    """RFC 3339 at second precision in UTC, as metav1.Time is written on the wire. Remembered for
+    the last few instants: a pass stamps every condition it sets with the same one."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

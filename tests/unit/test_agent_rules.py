@@ -129,3 +129,21 @@ def test_aggregated_message_of_a_single_contributor_is_its_message() -> None:
 def test_aggregated_message_of_several_contributors_counts_them() -> None:
     out = aggregate_rule_conditions([entry(("Complete", "True", "a")), entry(("Complete", "True", "b"))], 1)
     assert out[0]["message"] == "Aggregated from 2 manifest conditions"
+
+
+def test_the_live_object_shares_nothing_with_its_manifest() -> None:
+    """The cluster's object is a copy: changing it (or the status the simulation adds) leaves the
+    manifest, which the work in the watch cache holds, as it was."""
+    manifest: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default", "labels": {"a": "b"}},
+        "data": {"items": ["x", {"y": 1}]},
+    }
+    obj = simulate_object(manifest, Health.READY)
+    assert obj == {**manifest, "metadata": {**manifest["metadata"], "generation": 1}}
+    obj["metadata"]["labels"]["a"] = "changed"
+    obj["data"]["items"][1]["y"] = 2
+    obj["data"]["items"].append("z")
+    assert manifest["metadata"] == {"name": "c", "namespace": "default", "labels": {"a": "b"}}
+    assert manifest["data"] == {"items": ["x", {"y": 1}]}
