@@ -92,10 +92,19 @@ class LeaseRenewer:
         return headers
 
     async def renew(self, namespace: str, name: str, renew_time: str) -> JSON:
-        """Set the Lease's ``spec.renewTime``; the Lease as stored after it."""
+        """Set the Lease's ``spec.renewTime``; the Lease as stored after it. A connection the
+        server closed or reset under the request is replaced and the patch sent once more (it sets
+        one field to one value: sending it twice does what sending it once does), as urllib3 does
+        for ``Kube``."""
         patch = {"spec": {"renewTime": renew_time}}
         if not self.direct():
             return await self.kube.patch(LEASES, name, patch, namespace)
+        try:
+            return await self._send(namespace, name, patch)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            return await self._send(namespace, name, patch)
+
+    async def _send(self, namespace: str, name: str, patch: JSON) -> JSON:
         session = self._session or self._open()
         url = str(self.kube.api_client.configuration.host).rstrip("/") + LEASES.path(namespace, name)
         async with session.patch(

@@ -207,3 +207,41 @@ def test_what_the_renewer_does_not_send_itself_goes_through_kube_patch(
         return sent
 
     assert asyncio.run(scenario()) == [(LEASES, names.CLUSTER_LEASE_NAME, {"spec": {"renewTime": STAMP}}, namespace)]
+
+
+def test_a_connection_closed_under_the_request_is_replaced_and_the_patch_sent_again(kubeconfig: Path) -> None:
+    """The stand-in server drops its first connection without answering (as a server that closed a
+    kept-alive connection meanwhile); the renewal succeeds on a second one."""
+
+    async def scenario() -> tuple[dict[str, Any], int]:
+        connections = 0
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+            )
+            await reader.readexactly(length)
+            if connections > 1:
+                body = b'{"kind": "Lease"}'
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        kube = _kube(kubeconfig)
+        configuration = copy.copy(kube.api_client.configuration)
+        configuration.host = f"http://127.0.0.1:{port}"
+        kube.api_client.configuration = configuration
+        renewer = LeaseRenewer(kube)
+        try:
+            return await renewer.renew("cluster1", names.CLUSTER_LEASE_NAME, STAMP), connections
+        finally:
+            await renewer.close()
+            server.close()
+            await server.wait_closed()
+
+    assert asyncio.run(scenario()) == ({"kind": "Lease"}, 2)
