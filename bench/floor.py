@@ -27,7 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -223,9 +224,11 @@ async def measure(works: int, concurrency: int, watchers: int, kubeconfig: Path,
     return total
 
 
-def measure_floor(works: int, concurrency: int, watchers: int) -> float:
-    """CPU milliseconds of one work's four writes and their events, on a hub of its own."""
-    with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
+@contextmanager
+def hub_process(prefix: str) -> Iterator[tuple[Path, int]]:
+    """The local hub alone in a process of its own (TLS, as users get it), answering: its
+    kubeconfig and pid; stopped on leaving."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         hub = subprocess.Popen(
             [sys.executable, "-m", "ocm_rollout.sandbox.server", "--kubeconfig", str(kubeconfig)],
@@ -240,11 +243,17 @@ def measure_floor(works: int, concurrency: int, watchers: int) -> float:
                     raise RuntimeError("the local hub did not start")
                 time.sleep(0.2)
             time.sleep(1.0)
-            print(f"{works:,} ManifestWorks, {concurrency} requests in flight, {watchers} watchers:")
-            return asyncio.run(measure(works, concurrency, watchers, kubeconfig, hub.pid))
+            yield kubeconfig, hub.pid
         finally:
             hub.terminate()
             hub.wait()
+
+
+def measure_floor(works: int, concurrency: int, watchers: int) -> float:
+    """CPU milliseconds of one work's four writes and their events, on a hub of its own."""
+    with hub_process("floor-") as (kubeconfig, pid):
+        print(f"{works:,} ManifestWorks, {concurrency} requests in flight, {watchers} watchers:")
+        return asyncio.run(measure(works, concurrency, watchers, kubeconfig, pid))
 
 
 def floor_seconds(per_work_ms: float, fleet: int) -> float:

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from floor import _own_cpu, _process_cpu  # noqa: E402  (bench/ is this script's directory)
+from floor import _own_cpu, _process_cpu, hub_process  # noqa: E402  (bench/ is this script's directory)
 
 from ocm_rollout.client.kube import LEASES, NAMESPACES, Kube  # noqa: E402
 from ocm_rollout.client.kubeconfig import load_client  # noqa: E402
@@ -119,23 +117,8 @@ def main() -> int:
     parser.add_argument("--leases", type=int, default=500, help="cluster namespaces, one Lease each")
     parser.add_argument("--renewals", type=int, default=4000, help="renewals sent each way")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="heartbeat-") as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        hub = subprocess.Popen(
-            [sys.executable, "-m", "ocm_rollout.sandbox.server", "--kubeconfig", str(kubeconfig)],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while not kubeconfig.exists():
-                if time.monotonic() > deadline or hub.poll() is not None:
-                    raise RuntimeError("the local hub did not start")
-                time.sleep(0.2)
-            time.sleep(1.0)
-            asyncio.run(measure(args.leases, args.renewals, kubeconfig, hub.pid))
-        finally:
-            hub.terminate()
-            hub.wait()
+    with hub_process("heartbeat-") as (kubeconfig, pid):
+        asyncio.run(measure(args.leases, args.renewals, kubeconfig, pid))
     return 0
 
 

@@ -29,6 +29,24 @@ def _kube(kubeconfig: Path, **kwargs: Any) -> Kube:
     return Kube(load_client(str(kubeconfig)), field_manager="ocm-rollout-simulator", **kwargs)
 
 
+def _kube_at(kubeconfig: Path, host: str, **kwargs: Any) -> Kube:
+    """A client with the hub's credentials, pointed at ``host`` (a stand-in server)."""
+    kube = _kube(kubeconfig, **kwargs)
+    configuration = copy.copy(kube.api_client.configuration)
+    configuration.host = host
+    kube.api_client.configuration = configuration
+    return kube
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP/1.1 request with a Content-Length body, head and body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
+    return head + await reader.readexactly(length)
+
+
 async def _with_lease(kube: Kube, namespace: str) -> None:
     await kube.create(NAMESPACES, {"metadata": {"name": namespace}})
     await kube.create(
@@ -76,25 +94,18 @@ def test_the_request_is_the_merge_patch_kube_patch_sends(kubeconfig: Path) -> No
             nonlocal connections
             connections += 1
             while True:
-                head = await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b""
-                if not head:
+                try:
+                    requests.append(await _read_request(reader))
+                except asyncio.IncompleteReadError:
                     break
-                length = next(
-                    int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
-                )
-                requests.append(head + await reader.readexactly(length))
                 body = b'{"kind": "Lease", "spec": {"renewTime": "' + STAMP.encode() + b'"}}'
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
                 await writer.drain()
             writer.close()
 
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        kube = _kube(kubeconfig)
-        configuration = copy.copy(kube.api_client.configuration)
-        configuration.host = f"http://127.0.0.1:{port}"
-        kube.api_client.configuration = configuration
-        token = str(configuration.auth_settings()["BearerToken"]["value"])
+        kube = _kube_at(kubeconfig, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+        token = str(kube.api_client.configuration.auth_settings()["BearerToken"]["value"])
         renewer = LeaseRenewer(kube, connections=1)
         try:
             for _ in range(3):
@@ -162,12 +173,13 @@ def test_a_server_that_never_answers_fails_the_renewal_within_its_timeouts(kubec
             held.append(writer)  # reads nothing, answers nothing
 
         server = await asyncio.start_server(silent, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        kube = _kube(kubeconfig, request_timeout=RequestTimeout(connect=0.5, read=0.5))
-        configuration = copy.copy(kube.api_client.configuration)
-        configuration.host = f"http://127.0.0.1:{port}"
-        kube.api_client.configuration = configuration
-        renewer = LeaseRenewer(kube)
+        renewer = LeaseRenewer(
+            _kube_at(
+                kubeconfig,
+                f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}",
+                request_timeout=RequestTimeout(connect=0.5, read=0.5),
+            )
+        )
         began = time.monotonic()
         try:
             with pytest.raises((asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
@@ -219,11 +231,7 @@ def test_a_connection_closed_under_the_request_is_replaced_and_the_patch_sent_ag
         async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             nonlocal connections
             connections += 1
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
-            )
-            await reader.readexactly(length)
+            await _read_request(reader)
             if connections > 1:
                 body = b'{"kind": "Lease"}'
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -231,12 +239,7 @@ def test_a_connection_closed_under_the_request_is_replaced_and_the_patch_sent_ag
             writer.close()
 
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        kube = _kube(kubeconfig)
-        configuration = copy.copy(kube.api_client.configuration)
-        configuration.host = f"http://127.0.0.1:{port}"
-        kube.api_client.configuration = configuration
-        renewer = LeaseRenewer(kube)
+        renewer = LeaseRenewer(_kube_at(kubeconfig, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"))
         try:
             return await renewer.renew("cluster1", names.CLUSTER_LEASE_NAME, STAMP), connections
         finally:
