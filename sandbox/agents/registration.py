@@ -278,9 +278,9 @@ def first_lease_wait(period: float, fraction: float) -> float:
     to wait at a random moment, drawn by ``fraction`` (in [0, 1)).
 
     A simulated fleet starts all at once, but a real fleet's agents started at different times, and
-    at any moment each is somewhere in its wait. That remaining wait is at most a period and a
-    quarter, and it is shorter with the more likelihood the more waits reach past it: it is
-    uniform up to a period, then falls to nought at a period and a quarter (a renewal process's
+    at any moment each is somewhere in its wait. What is left of that wait is equally likely to be
+    any length up to a period; longer is less and less likely, and never beyond a period and a
+    quarter, since only the waits with the most jitter reach past a period (a renewal process's
     equilibrium residual life). Drawn so, the fleet renews at its steady rate, N leases per mean
     wait (148 a second at 10,000 clusters), from half a period after start on: there is no first
     round denser than the ones after it.
