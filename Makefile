@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint venv lock clean screenshots
+.PHONY: up test lint venv lock clean screenshots kube-hub helm ocm-binaries go-binaries
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,22 @@ screenshots: $(STAMP)
 	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider \
 		-rs $(SCREENSHOT_TESTS) $(PYTEST_ARGS)
 	@ls -l docs/images/dashboard-*.png
+
+## The Go programs the real-Kubernetes tests and `up --hub kube-apiserver` run, built from their Go
+## modules through the module proxy at pinned versions (sandbox/gobuild.py) and cached in
+## ~/.cache/ocm-rollout/bin: kube-apiserver, kube-controller-manager and etcd; helm; OCM's own
+## placement, work and addon commands (tests/compat). A second run takes a second.
+kube-hub:
+	$(PYTHON) -P sandbox/gobuild.py kube-hub
+
+helm:
+	$(PYTHON) -P sandbox/gobuild.py helm
+
+ocm-binaries:
+	$(PYTHON) -P sandbox/gobuild.py ocm
+
+go-binaries:
+	$(PYTHON) -P sandbox/gobuild.py kube-hub helm ocm
 
 lint: $(STAMP)
 	$(BIN)/ruff check api client controllers sandbox cli tests bench

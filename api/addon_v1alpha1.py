@@ -164,7 +164,7 @@ class InstallStrategy(OCMModel):
     placements: Annotated[
         list[PlacementStrategy],
         CRD(list_type="map", list_map_keys=("namespace", "name")),
-        Field(description="The placements of the Placements type."),
+        Field(max_length=constants.MAX_ROLLOUT_PLACEMENTS, description="The placements of the Placements type."),
     ] = Field(default_factory=list)
 
 

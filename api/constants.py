@@ -437,3 +437,10 @@ REASON_PLACEMENT_NOT_FOUND: Final = "PlacementNotFound"
 REASON_INVALID_PLACEMENT_DECISIONS: Final = "InvalidPlacementDecisions"
 # The placement's rolloutStrategy is invalid (unknown type, malformed duration or threshold).
 REASON_INVALID_ROLLOUT_STRATEGY: Final = "InvalidRolloutStrategy"
+
+# At most this many items in a ManifestWorkReplicaSet's spec.placementRefs and a
+# ClusterManagementAddOn's spec.installStrategy.placements (OCM sets no bound). Each item's
+# rolloutStrategy carries a CEL rule, and kube-apiserver refuses a CRD whose rules' estimated
+# cost, times the number of objects they may run on, exceeds its budget: an unbounded list
+# counts as hundreds of thousands of items.
+MAX_ROLLOUT_PLACEMENTS: Final = 1000

@@ -56,7 +56,10 @@ class ManifestWorkReplicaSetSpec(OCMModel):
     ] = Field(default_factory=ManifestWorkSpec)
     placement_refs: Annotated[
         list[LocalPlacementReference],
-        Field(min_length=1, description="Placements selecting the clusters; at least one."),
+        Field(
+            min_length=1, max_length=constants.MAX_ROLLOUT_PLACEMENTS,
+            description="Placements selecting the clusters; at least one.",
+        ),
     ]
     cascade_deletion_policy: Annotated[
         CascadeDeletionPolicy,

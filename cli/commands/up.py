@@ -39,9 +39,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,6 +60,7 @@ from ocm_rollout.client.kubeconfig import load_client
 from ocm_rollout.controllers.rollout.work_config import WorkConfigError
 from ocm_rollout.controllers.rollout.work_config import load as load_work_config
 from ocm_rollout.controllers.runtime import registry
+from ocm_rollout.sandbox.kube_hub import HUB_NAME, KubeHub, MissingBinaries, StartError
 from ocm_rollout.sandbox.server import LocalHub
 from ocm_rollout.sandbox.sim_profile import Profile, ProfileError, load_profile
 
@@ -72,6 +75,7 @@ ENDPOINTS_FILE_NAME = "endpoints.json"
 LOOPBACK = "127.0.0.1"
 FLEET_METRICS_PATH = "/metrics"
 DASHBOARD_PORT = 3100
+HUBS = ("local", HUB_NAME)
 # The controllers given `--work-config`: those that roll out (plugins, metric providers).
 WORK_CONFIG_READERS = ("workset", "addon")
 
@@ -104,7 +108,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         "--kubeconfig", default=DEFAULT_KUBECONFIG, metavar="PATH",
         help=f"where to write the kubeconfig (default: {DEFAULT_KUBECONFIG})",
     )
-    parser.add_argument("--data", metavar="FILE", help="SQLite file that keeps every object across restarts")
+    parser.add_argument(
+        "--data", metavar="PATH",
+        help="keep every object across restarts: the embedded hub's SQLite file; with --hub kube-apiserver, a "
+        "directory for etcd's data and the control plane's certificates and tokens",
+    )
+    parser.add_argument(
+        "--hub", choices=HUBS, default=HUBS[0],
+        help="the API server: 'local', the embedded hub (default), or 'kube-apiserver', a real control plane "
+        "(etcd, kube-apiserver, kube-controller-manager) built by `make kube-hub`",
+    )
     parser.add_argument(
         "--debug-port", type=int, default=0, metavar="P",
         help=f"port on {LOOPBACK} for the controllers' debug endpoints (e.g. GET "
@@ -212,13 +225,15 @@ def usage_lines(
     debug: str | None = None,
     fleet_metrics: str | None = None,
     dashboard: str | None = None,
+    hub: str = "local",
 ) -> list[str]:
     """The banner: where the hub is, how to use it with kubectl, where the debug endpoint is
     (``debug``: a URL template, e.g. ``http://127.0.0.1:PORT/debug/placements/NAMESPACE/NAME``),
     where the fleet's workload metrics are (``fleet_metrics``: a URL) and where the browser
     dashboard is (``dashboard``: a URL)."""
+    what = "local hub" if hub == "local" else f"hub ({hub}, etcd, kube-controller-manager)"
     lines = [
-        f"ocm-rollout local hub at {hub_url}  ({clusters} simulated clusters; "
+        f"ocm-rollout {what} at {hub_url}  ({clusters} simulated clusters; "
         f"controllers: {', '.join(controllers) or 'none'})",
         f"kubeconfig: {kubeconfig}",
     ]
@@ -362,13 +377,17 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
 
     kubeconfig = Path(args.kubeconfig).expanduser().absolute()
     converter = up_webhook.prepare(kubeconfig.parent)
-    hub = LocalHub(port=args.port, data=args.data, conversion_webhook=converter.client_config())
+    hub: LocalHub | _RealHub
+    if args.hub == HUB_NAME:
+        hub = _RealHub(args.port, args.data, converter.client_config())
+    else:
+        hub = LocalHub(port=args.port, data=args.data, conversion_webhook=converter.client_config())
     try:
         await hub.start()
     except OSError as exc:
         print(f"ocm-rollout up: error: cannot listen on port {args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:  # e.g. a --data file written by an incompatible build
+    except (ValueError, MissingBinaries, StartError) as exc:  # e.g. a --data file written by an incompatible build
         print(f"ocm-rollout up: error: {exc}", file=sys.stderr)
         await hub.stop()
         return 1
@@ -379,7 +398,7 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
         _written(hub, kubeconfig)
         debug = _debug_line(debug_address, names)
         dashboard = None if listening is None else f"http://{LOOPBACK}:{listening.getsockname()[1]}/"
-        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics, dashboard)
+        banner = usage_lines(hub.url, kubeconfig, args.clusters, names, debug, fleet_metrics, dashboard, hub=args.hub)
         endpoints = {"hub": hub.url, "kubeconfig": str(kubeconfig), "fleetMetrics": fleet_metrics}
         if debug is not None:
             endpoints["debug"] = debug
@@ -426,8 +445,35 @@ async def _up(args: argparse.Namespace, names: list[str], *, interactive: bool, 
     return exit_code
 
 
-def _written(hub: LocalHub, kubeconfig: Path) -> Path:
+def _written(hub: LocalHub | _RealHub, kubeconfig: Path) -> Path:
     return hub.write_kubeconfig(kubeconfig)
+
+
+class _RealHub:
+    """``KubeHub`` (etcd, kube-apiserver, kube-controller-manager) started and stopped from the
+    event loop; its files in ``data`` (kept) or a temporary directory (removed at the end)."""
+
+    def __init__(self, port: int, data: str | None, conversion_webhook: dict[str, Any]) -> None:
+        self.temporary = data is None
+        directory = Path(tempfile.mkdtemp(prefix="ocm-rollout-kube-hub-")) if data is None else Path(data).expanduser()
+        self.hub = KubeHub(directory, port=port, conversion_webhook=conversion_webhook)
+
+    @property
+    def url(self) -> str:
+        return self.hub.url
+
+    def write_kubeconfig(self, path: Path) -> Path:
+        return self.hub.write_kubeconfig(path)
+
+    async def start(self) -> None:
+        print(f"starting etcd, kube-apiserver and kube-controller-manager in {self.hub.directory} ...",
+              file=sys.stderr, flush=True)
+        await asyncio.to_thread(self.hub.start)
+
+    async def stop(self) -> None:
+        await asyncio.to_thread(self.hub.stop)
+        if self.temporary:
+            shutil.rmtree(self.hub.directory, ignore_errors=True)
 
 
 async def _supervise(children: Sequence[Child], view: asyncio.Task[None] | None, stop: asyncio.Event) -> int:

@@ -61,8 +61,10 @@ class Up:
         return self.log.read()
 
     def wait_kubeconfig(self) -> Path:
+        # a real control plane (--hub kube-apiserver) starts in seconds to a minute on a busy machine
         eventually(
             lambda: self.process.poll() is None and self.kubeconfig.exists() and self.kubeconfig.stat().st_size > 0,
+            timeout=240,
             message=f"the kubeconfig (output so far: {self.output()!r})",
         )
         return self.kubeconfig

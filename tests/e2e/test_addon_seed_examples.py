@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import KUBECTL, REPO, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -33,11 +34,11 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
 
 
 @pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def up(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("addon-seed")
     profile = tmp / "aws-claims.yaml"
     profile.write_text(yaml.safe_dump(PROFILE))
-    up = Up(tmp, "--clusters", "10", "--profile", str(profile), "--no-view")
+    up = Up(tmp, *up_args(hub_kind), "--clusters", "10", "--profile", str(profile), "--no-view")
     try:
         kubeconfig = up.wait_kubeconfig()
         eventually(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -23,8 +24,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    up = Up(tmp_path_factory.mktemp("addon-tour"), "--clusters", "10", "--profile", str(PROFILE), "--no-view")
+def up(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Path]:
+    up = Up(tmp_path_factory.mktemp("addon-tour"), *up_args(hub_kind), "--clusters", "10", "--profile", str(PROFILE), "--no-view")
     try:
         kubeconfig = up.wait_kubeconfig()
         eventually(

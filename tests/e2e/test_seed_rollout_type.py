@@ -16,6 +16,7 @@ import kubernetes
 import pytest
 
 from tests.e2e.helpers import KUBECTL, REPO, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -39,8 +40,8 @@ def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any]]:
-    up = Up(tmp_path_factory.mktemp("seed-rollout-type"), "--clusters", "10", "--no-view")
+def hub(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[tuple[Path, Any]]:
+    up = Up(tmp_path_factory.mktemp("seed-rollout-type"), *up_args(hub_kind), "--clusters", "10", "--no-view")
     try:
         kubeconfig = up.wait_kubeconfig()
         api = kubernetes.client.CustomObjectsApi(kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -23,9 +24,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 @pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def up(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Path]:
     """A running `ocm-rollout up` with 5 simulated clusters; yields its kubeconfig."""
-    up = Up(tmp_path_factory.mktemp("status-cli"), "--clusters", "5", "--no-view")
+    up = Up(tmp_path_factory.mktemp("status-cli"), *up_args(hub_kind), "--clusters", "5", "--no-view")
     try:
         kubeconfig = up.wait_kubeconfig()
         eventually(

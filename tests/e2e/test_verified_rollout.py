@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
+from tests.hub_kinds import up_args
 from tests.prometheus_server import free_port, prometheus_binary, running_prometheus, values_by
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +69,7 @@ class Tour:
 
 
 @pytest.fixture(scope="module")
-def tour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tour]:
+def tour(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Tour]:
     prometheus_binary()  # skip before starting anything when there is no Prometheus
     tmp = tmp_path_factory.mktemp("verified-tour")
     plugin_port, metrics_port = free_port(), free_port()
@@ -82,7 +83,7 @@ def tour(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tour]:
             config = config.replace("127.0.0.1:10843", f"127.0.0.1:{plugin_port}")
             config = config.replace("http://127.0.0.1:9090", prometheus)
             (tmp / "work-config.yaml").write_text(config)
-            up = Up(tmp, "--clusters", str(len(CLUSTERS)), "--profile", str(PROFILE), "--no-view",
+            up = Up(tmp, *up_args(hub_kind), "--clusters", str(len(CLUSTERS)), "--profile", str(PROFILE), "--no-view",
                     "--fleet-metrics-port", str(metrics_port), "--work-config", str(tmp / "work-config.yaml"))
             try:
                 kubeconfig = up.wait_kubeconfig()
