@@ -1,25 +1,39 @@
-"""Local hubs for tests, with the add-on kinds' conversion webhook beside them, as on an OCM hub
-and as ``ocm-rollout up`` runs it (there a process of its own; here the same server on the hub's
-event loop)."""
+"""Hubs for tests, with the add-on kinds' conversion webhook beside them, as on an OCM hub and as
+``ocm-rollout up`` runs it (there a process of its own; here the same server on an event loop of
+the test process).
+
+- ``hub_thread(kubeconfig=..., **LocalHub kwargs)``: the embedded hub in a thread.
+- ``kube_hub(directory, kubeconfig=..., **KubeHub kwargs)``: etcd, kube-apiserver and
+  kube-controller-manager (``ocm_rollout.sandbox.kube_hub``) in ``directory``.
+- ``start_hub(kind, directory, **kwargs)``: either, by hub kind (``tests.hub_kinds``).
+
+Both handles have ``url``, ``token``, ``port``, ``kubeconfig``, ``kind`` and ``stop()``; only the
+embedded one has ``hub.store`` and ``call``/``run`` on its loop (tests of its internals).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import socket
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.controllers.runtime import webhook
 from ocm_rollout.sandbox import tls
+from ocm_rollout.sandbox.kube_hub import KubeHub
 from ocm_rollout.sandbox.server import HubThread, run_in_thread
+from tests.hub_kinds import KUBE_APISERVER, LOCAL
 
 
 class WebhookHubThread(HubThread):
     """A HubThread whose conversion webhook stops with it."""
 
     server: webhook.WebhookServer
+    kind = LOCAL
 
     def stop(self) -> None:
         if self.thread.is_alive():
@@ -34,10 +48,7 @@ def _free_port() -> int:
     return port
 
 
-def hub_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> WebhookHubThread:
-    """``run_in_thread`` (same arguments), the CRDs converted by a webhook calling one served
-    on the hub's loop with ``api.addon_conversion.review``."""
-    creds = tls.generate(["127.0.0.1"])
+def _webhook(creds: tls.Credentials) -> tuple[webhook.WebhookServer, dict[str, Any]]:
     cert_dir = Path(tempfile.mkdtemp(prefix="ocm-rollout-webhook-"))
     (cert_dir / webhook.CERT_FILE).write_bytes(creds.cert_pem + creds.ca_pem)
     (cert_dir / webhook.KEY_FILE).write_bytes(creds.key_pem)
@@ -46,9 +57,102 @@ def hub_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> Webhoo
         "url": f"https://127.0.0.1:{server.address[1]}{webhook.PATH}",
         "caBundle": base64.b64encode(creds.ca_pem).decode(),
     }
+    return server, client_config
+
+
+def hub_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> WebhookHubThread:
+    """``run_in_thread`` (same arguments), the CRDs converted by a webhook calling one served
+    on the hub's loop with ``api.addon_conversion.review``."""
+    server, client_config = _webhook(tls.generate(["127.0.0.1"]))
     plain = run_in_thread(kubeconfig=kubeconfig, conversion_webhook=client_config, **kwargs)
     handle = WebhookHubThread(plain.hub, plain.loop, plain.thread)
     handle.kubeconfig = plain.kubeconfig
     handle.server = server
     handle.run(server.start())
     return handle
+
+
+class KubeHubHandle:
+    """A started ``KubeHub`` and the conversion webhook it calls (on a loop in a thread)."""
+
+    kind = KUBE_APISERVER
+
+    def __init__(self, hub: KubeHub, server: webhook.WebhookServer, loop: asyncio.AbstractEventLoop,
+                 thread: threading.Thread, kubeconfig: Path | None) -> None:
+        self.hub = hub
+        self.server = server
+        self.loop = loop
+        self.thread = thread
+        self.kubeconfig = kubeconfig
+
+    @property
+    def url(self) -> str:
+        return self.hub.url
+
+    @property
+    def token(self) -> str:
+        return self.hub.token
+
+    @property
+    def port(self) -> int:
+        return self.hub.port
+
+    def write_kubeconfig(self, path: str | Path) -> Path:
+        self.kubeconfig = self.hub.write_kubeconfig(path)
+        return self.kubeconfig
+
+    def call(self, fn: Any) -> Any:
+        raise TypeError("a test of the embedded hub's internals (hub.call) cannot run on kube-apiserver")
+
+    def stop(self) -> None:
+        self.hub.stop()
+        if self.thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(timeout=30)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+
+    def __enter__(self) -> KubeHubHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def kube_hub(directory: str | Path, *, kubeconfig: str | Path | None = None, **kwargs: Any) -> KubeHubHandle:
+    """A started ``KubeHub`` in ``directory`` (same keyword arguments), its CRDs converted by a
+    webhook served in this process; its kubeconfig written to ``kubeconfig`` when given."""
+    server, client_config = _webhook(tls.generate(["127.0.0.1"]))
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start())
+        started.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=main, name="kube-hub-webhook", daemon=True)
+    thread.start()
+    started.wait(30)
+    hub = KubeHub(directory, conversion_webhook=client_config, **kwargs)
+    handle = KubeHubHandle(hub, server, loop, thread, None)
+    try:
+        hub.start()
+    except BaseException:
+        handle.stop()
+        raise
+    if kubeconfig is not None:
+        handle.write_kubeconfig(kubeconfig)
+    return handle
+
+
+def start_hub(kind: str, directory: str | Path, *, kubeconfig: str | Path | None = None,
+              **kwargs: Any) -> WebhookHubThread | KubeHubHandle:
+    """A started hub of ``kind`` (``local`` or ``kube-apiserver``): ``hub_thread`` or ``kube_hub``
+    (the keyword arguments are the hub's own, so they differ by kind)."""
+    if kind == KUBE_APISERVER:
+        return kube_hub(Path(directory) / "kube-hub", kubeconfig=kubeconfig, **kwargs)
+    return hub_thread(kubeconfig=kubeconfig, **kwargs)

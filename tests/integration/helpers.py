@@ -497,16 +497,17 @@ EnvT = TypeVar("EnvT", bound="ControllerEnv")
 
 
 class ControllerEnv:
-    """A local hub (a private one in ``tmp``, or the shared ``hub``), a client, one controller
-    in a thread (``operator``, not started) and, once ``simulate`` is called, simulated clusters."""
+    """A hub (a private one of ``kind`` in ``tmp``, or the shared ``hub``), a client, one
+    controller in a thread (``operator``, not started) and, once ``simulate`` is called,
+    simulated clusters."""
 
-    def __init__(self, tmp: Path, controller: str, hub: Any = None) -> None:
-        from tests.hubs import hub_thread
+    def __init__(self, tmp: Path, controller: str, hub: Any = None, *, kind: str = "local") -> None:
+        from tests.hubs import start_hub
 
         self.own_hub = hub is None
         if hub is None:
             self.kubeconfig = str(tmp / "kubeconfig")
-            self.hub = hub_thread(kubeconfig=self.kubeconfig)
+            self.hub = start_hub(kind, tmp, kubeconfig=self.kubeconfig)
         else:
             self.hub = hub
             self.kubeconfig = str(hub.kubeconfig)
