@@ -14,8 +14,8 @@ starts, and the benchmark measures:
 - ``hub cpu``: the local hub's CPU seconds over ``time`` (serving the controller).
 
 Ours is ``ocm-rollout run --controllers placement``; OCM's is its ``placement controller`` binary
-built from OCM's source (``scripts/build-ocm-binaries.sh``; ``$OCM_BIN_DIR``, else ``.ocm-bin/``),
-skipped with a message when absent. Each run gives ours as a ratio of OCM's, and ``--runs`` more
+built by ``make ocm-binaries`` (``$OCM_BIN_DIR`` overrides where it is looked for), skipped with a
+message when absent. Each run gives ours as a ratio of OCM's, and ``--runs`` more
 than one the median ratios. ``BENCH_PYSPY=FILE`` records ours with py-spy (raw folded stacks;
 ``BENCH_PYSPY_ARGS=--gil`` samples only the thread holding the GIL, which is CPU, not waiting).
 
@@ -131,7 +131,7 @@ def one_run(which: str, clusters: int, count: int, settle: float, timeout: float
             wait_file(kubeconfig, hub, "the local hub")
             command = controller_command(which, kubeconfig)
             if command is None:
-                print("OCM's placement binary is absent: build it with scripts/build-ocm-binaries.sh (or set OCM_BIN_DIR)")
+                print("OCM's placement binary is absent: build it with `make ocm-binaries` (or set OCM_BIN_DIR)")
                 return None
             client = Api(str(kubeconfig), pool=32)
             for ns in (NS, "open-cluster-management-hub"):

@@ -1,10 +1,11 @@
-"""OCM's own hub binaries (built from OCM's source by scripts/build-ocm-binaries.sh) run against
-our hub, to find what they ask of a Kubernetes API server that ours does not answer as
-kube-apiserver would. No tests here.
+"""OCM's own hub binaries (``make ocm-binaries`` builds them from OCM's Go module,
+``sandbox/gobuild.py``) run against our hub, to find what they ask of a Kubernetes API server that
+ours does not answer as kube-apiserver would. No tests here.
 
-- `bin_dir()`: where the binaries are: ``$OCM_BIN_DIR``, else ``<repo>/.ocm-bin/``.
+- `bin_dir()`: where the binaries are: ``$OCM_BIN_DIR`` if set, else where ``make ocm-binaries``
+  puts them (``gobuild.set_dir("ocm")``, in the user's cache directory).
 - `require(name)`: the path of one binary (``placement``, ``work``, ``addon``), or a pytest skip
-  that says how to build it.
+  that says to run ``make ocm-binaries``.
 - `OcmProcess.start(name, kubeconfig, log)`: one hub controller (``placement controller``,
   ``work manager``, ``addon manager``) with its own ``--listen`` port and its log in a file;
   ``stop()`` (SIGTERM, then SIGKILL), ``output()``, ``request_errors()``.
@@ -23,9 +24,9 @@ from typing import IO, Self
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_BIN_DIR = REPO / ".ocm-bin"
-BUILD_SCRIPT = REPO / "scripts" / "build-ocm-binaries.sh"
+from ocm_rollout.sandbox import gobuild
+
+BUILD_COMMAND = "make ocm-binaries"
 
 # The subcommand of each binary that runs its hub controller.
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
@@ -80,9 +81,9 @@ _KLOG_LEVEL = re.compile(r"^[EW]\d{4} ")
 
 
 def bin_dir() -> Path:
-    """``$OCM_BIN_DIR`` if set, else ``<repo>/.ocm-bin/``."""
+    """``$OCM_BIN_DIR`` if set, else the folder ``make ocm-binaries`` builds into."""
     configured = os.environ.get("OCM_BIN_DIR")
-    return Path(configured).expanduser() if configured else DEFAULT_BIN_DIR
+    return Path(configured).expanduser() if configured else gobuild.set_dir("ocm")
 
 
 def binary(name: str) -> Path | None:
@@ -95,9 +96,10 @@ def require(name: str) -> Path:
     """The path of OCM's ``name`` binary, or skip the calling test saying how to build it."""
     path = binary(name)
     if path is None:
+        override = " (OCM_BIN_DIR names that folder; unset it to use the build's)" if os.environ.get("OCM_BIN_DIR") else ""
         pytest.skip(
-            f"OCM's {name!r} binary is not in {bin_dir()} (set OCM_BIN_DIR, or build it with "
-            f"{BUILD_SCRIPT.relative_to(REPO)} PATH_TO_OCM_SOURCE)"
+            f"OCM's {name!r} binary is not in {bin_dir()}{override}: run `{BUILD_COMMAND}`, which builds "
+            f"OCM {gobuild.OCM_VERSION}'s placement, work and addon commands from their Go module"
         )
     return path
 

@@ -1,5 +1,6 @@
 """OCM's own add-on manager, placement controller and work manager against ``ocm-rollout up
---controllers none``, then our controllers on ``up`` with the same input: the add-on tour
+--controllers none``, then our controllers on ``up`` with the same input, on each hub kind
+(``hub_kind``: the embedded hub and kube-apiserver): the add-on tour
 (examples/addons/tour: an AddOnDeploymentConfig, a Placement and a ClusterManagementAddOn with a
 Placements install strategy and a Progressive rollout) rolls out on both, OCM's processes log no
 request error, and the ClusterManagementAddOn and ManagedClusterAddOn statuses agree field by
@@ -11,7 +12,7 @@ order only says which writer came first), timestamps (``lastTransitionTime``, th
 or ``*Timestamp``), and ``null`` values (the README: we leave unset ``lastAppliedConfig`` and
 ``lastKnownGoodConfig`` out instead of writing ``null``).
 
-Skipped when OCM's binaries are absent (scripts/build-ocm-binaries.sh builds them).
+Skipped when OCM's binaries are absent (``make ocm-binaries`` builds them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pytest
 
 from tests.compat.ocm_binaries import OcmProcess, require
 from tests.e2e.helpers import KUBECTL, REPO, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -51,11 +53,11 @@ def _completed(custom: Any) -> dict[str, Any] | None:
     return dict(cma)
 
 
-def _roll_out(tmp: Path, *, ocm: bool) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
-    """The tour on one hub; the CMA's and each MCA's status once every progression completed, and
-    the request errors OCM's processes logged."""
+def _roll_out(tmp: Path, hub_kind: str, *, ocm: bool) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """The tour on one hub of ``hub_kind``; the CMA's and each MCA's status once every progression
+    completed, and the request errors OCM's processes logged."""
     args = ["--controllers", "none"] if ocm else []
-    up = Up(tmp, *args, "--clusters", CLUSTERS, "--no-view")
+    up = Up(tmp, *up_args(hub_kind), *args, "--clusters", CLUSTERS, "--no-view")
     processes: list[OcmProcess] = []
     try:
         kubeconfig = up.wait_kubeconfig()
@@ -75,7 +77,7 @@ def _roll_out(tmp: Path, *, ocm: bool) -> tuple[dict[str, Any], dict[str, dict[s
             subprocess.run([str(KUBECTL), "--kubeconfig", str(kubeconfig), "apply", "-f", str(path)],
                            check=True, capture_output=True, timeout=60)
         cma = eventually(lambda: _completed(custom), timeout=ROLLOUT_SECONDS,
-                         message=f"the tour's rollout to complete ({'OCM' if ocm else 'ours'})")
+                         message=f"the tour's rollout to complete ({'OCM' if ocm else 'ours'}, {hub_kind})")
         mcas = {
             m["metadata"]["namespace"]: dict(m.get("status") or {})
             for m in custom.list_cluster_custom_object(ADDON, "v1beta1", "managedclusteraddons")["items"]
@@ -122,14 +124,14 @@ def differences(theirs: Any, ours: Any, path: str = "") -> list[str]:
     return [] if theirs == ours else [f"{path}: OCM {theirs!r}, ours {ours!r}"]
 
 
-def test_ocm_and_our_addon_managers_give_the_same_status(tmp_path: Path) -> None:
+def test_ocm_and_our_addon_managers_give_the_same_status(tmp_path: Path, hub_kind: str) -> None:
     for name, _ in OCM_PROCESSES:
         require(name)
     (tmp_path / "ocm").mkdir()
     (tmp_path / "ours").mkdir()
-    ocm_cma, ocm_mcas, errors = _roll_out(tmp_path / "ocm", ocm=True)
+    ocm_cma, ocm_mcas, errors = _roll_out(tmp_path / "ocm", hub_kind, ocm=True)
     assert errors == [], "OCM's processes logged request errors:\n" + "\n".join(errors)
-    our_cma, our_mcas, _ = _roll_out(tmp_path / "ours", ocm=False)
+    our_cma, our_mcas, _ = _roll_out(tmp_path / "ours", hub_kind, ocm=False)
     assert sorted(ocm_mcas) == sorted(our_mcas)
     found = differences(_comparable(ocm_cma), _comparable(our_cma), "cma.status")
     for cluster in sorted(ocm_mcas):

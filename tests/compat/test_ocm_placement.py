@@ -1,6 +1,7 @@
-"""OCM's own placement controller (its `placement controller` binary, built from OCM's source)
-against our hub: it schedules a Placement into a PlacementDecision, and none of its requests to
-the hub fails. Skipped when the binary is absent (see scripts/build-ocm-binaries.sh)."""
+"""OCM's own placement controller (its `placement controller` binary) against ``ocm-rollout up
+--controllers none`` on each hub kind (``hub_kind``: the embedded hub and kube-apiserver): it
+schedules a Placement into a PlacementDecision, and none of its requests to the hub fails.
+Skipped when the binary is absent (``make ocm-binaries`` builds it)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from tests.compat.ocm_binaries import OcmProcess, require
 from tests.e2e.helpers import Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -20,9 +22,9 @@ CLUSTER_GROUP = "cluster.open-cluster-management.io"
 RUN_SECONDS = 15
 
 
-def test_ocm_placement_controller_schedules_against_our_hub_without_request_errors(tmp_path: Path) -> None:
+def test_ocm_placement_controller_schedules_against_our_hub_without_request_errors(tmp_path: Path, hub_kind: str) -> None:
     require("placement")
-    up = Up(tmp_path, "--controllers", "none", "--clusters", "3", "--no-view")
+    up = Up(tmp_path, *up_args(hub_kind), "--controllers", "none", "--clusters", "3", "--no-view")
     ocm: OcmProcess | None = None
     try:
         kubeconfig = up.wait_kubeconfig()
