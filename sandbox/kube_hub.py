@@ -5,8 +5,9 @@ the user's cache directory; ``find_binaries()`` finds them there, or raises ``Mi
 saying how to build them. ``KubeHub(directory)`` runs them on loopback:
 
 - etcd with its data in ``directory/etcd`` (a client and a peer port on 127.0.0.1);
-- kube-apiserver with TLS (a CA and serving certificate of its own, ``kube_pki``), the RBAC and
-  Node authorizers, static bearer tokens (an administrator in ``system:masters``, and
+- kube-apiserver with TLS (a CA and serving certificate of its own, ``kube_pki``), kubeadm's
+  request-header authentication (a front-proxy CA and client certificate), the RBAC and Node
+  authorizers, static bearer tokens (an administrator in ``system:masters``, and
   kube-controller-manager's own user), a service-account issuer and signing key (so the
   TokenRequest API mints tokens), and its default admission plugins;
 - kube-controller-manager with the garbage collector, the namespace controller, the
@@ -161,6 +162,7 @@ class KubeHub:
         crds: Sequence[Mapping[str, Any]] | None = None,
         users: Mapping[str, Sequence[str]] | None = None,
         binaries: Binaries | None = None,
+        apiserver_args: Sequence[str] = (),
     ) -> None:
         self.directory = Path(directory).absolute()
         self.port = port
@@ -169,6 +171,8 @@ class KubeHub:
         # Extra static-token users (name -> groups), e.g. for tests of RBAC.
         self.extra_users = {name: tuple(groups) for name, groups in (users or {}).items()}
         self.binaries = binaries
+        # Extra kube-apiserver flags, e.g. an audit policy and log (tests that measure requests).
+        self.apiserver_args = list(apiserver_args)
         self.pki: kube_pki.Pki | None = None
         self.processes: list[_Process] = []
         self._ssl: ssl.SSLContext | None = None
@@ -232,8 +236,10 @@ class KubeHub:
             etcd_url = self._start_etcd(binaries, logs)
             self._start_apiserver(binaries, logs, etcd_url)
             self._wait_ready()
-            self._start_controller_manager(binaries, logs)
+            # The CRDs first: kube-controller-manager's garbage collector finds the kinds to watch
+            # by discovery when it starts, and only every 30 s after that.
             self.install_crds(self.crds if self.crds is not None else default_crds())
+            self._start_controller_manager(binaries, logs)
         except BaseException:
             self.stop()
             raise
@@ -290,6 +296,15 @@ class KubeHub:
             "--cert-dir", str(self.directory / "apiserver-certs"),
             "--tls-cert-file", str(pki.serving_cert), "--tls-private-key-file", str(pki.serving_key),
             "--client-ca-file", str(pki.ca_cert),
+            # request-header authentication as kubeadm configures it (a front-proxy CA of its own);
+            # kube-apiserver publishes it in kube-system/extension-apiserver-authentication
+            "--requestheader-client-ca-file", str(pki.front_proxy_ca_cert),
+            "--requestheader-allowed-names", kube_pki.FRONT_PROXY_CLIENT,
+            "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+            "--requestheader-group-headers", "X-Remote-Group",
+            "--requestheader-username-headers", "X-Remote-User",
+            "--proxy-client-cert-file", str(pki.front_proxy_client_cert),
+            "--proxy-client-key-file", str(pki.front_proxy_client_key),
             "--token-auth-file", str(pki.tokens),
             "--authorization-mode", "Node,RBAC",
             "--service-account-issuer", SERVICE_ACCOUNT_ISSUER,
@@ -299,6 +314,7 @@ class KubeHub:
             "--allow-privileged",
             "--profiling=false",
             "--v", "1",
+            *self.apiserver_args,
         ], logs)
 
     def _start_controller_manager(self, binaries: Binaries, logs: Path) -> None:
@@ -316,7 +332,8 @@ class KubeHub:
             "--service-account-private-key-file", str(pki.sa_key),
             "--root-ca-file", str(pki.ca_cert),
             "--cluster-signing-cert-file", str(pki.ca_cert), "--cluster-signing-key-file", str(pki.ca_key),
-            "--use-service-account-credentials=false",
+            # each controller acts as its own service account, with its bootstrap role (as kubeadm runs it)
+            "--use-service-account-credentials=true",
             "--v", "1",
         ], logs)
 

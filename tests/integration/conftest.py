@@ -1,5 +1,8 @@
 """Shared fixtures: a running local hub and clients configured for it.
 
+- `controller_hub` (module scope, one run per hub kind: see tests/conftest.py): the hub a
+  module's controllers run on, the shared `hub` or a kube-apiserver of the module's own;
+  `controller_kubeconfig`: its kubeconfig.
 - `hub`: one hub for the whole session (the project's CRDs from `ocm_rollout.api.crdgen`), running in a
   background thread; `hub.url`, `hub.token`, `hub.kubeconfig` (a written kubeconfig path),
   `hub.hub` (the `LocalHub`), `hub.call(fn)` (run `fn` on the hub's loop).
@@ -30,7 +33,8 @@ import pytest
 from kubernetes import client, config
 
 from ocm_rollout.sandbox.server import HubThread
-from tests.hubs import hub_thread
+from tests.hub_kinds import LOCAL
+from tests.hubs import hub_thread, kube_hub
 from tests.integration.helpers import Hub, RunProcess, SimThread, user_tokens, wait_until, with_users
 
 __all__ = ["WIDGET_GROUP", "api", "gadget_crd", "http", "wait_until", "widget_crd"]
@@ -59,6 +63,28 @@ def _running_hub(directory: Path, **kwargs: Any) -> Iterator[HubThread]:
 @pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
     yield from _running_hub(tmp_path_factory.mktemp("hub"))
+
+
+@pytest.fixture(scope="module")
+def controller_hub(hub_kind: str, hub: HubThread, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The hub a module's controllers run on: the session's shared ``hub`` for ``local``, a
+    kube-apiserver of the module's own (``tests.hubs.kube_hub``) for ``kube-apiserver``."""
+    if hub_kind == LOCAL:
+        yield hub
+        return
+    directory = tmp_path_factory.mktemp("kube-hub")
+    handle = kube_hub(directory / "control-plane", kubeconfig=directory / "kubeconfig")
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="module")
+def controller_kubeconfig(controller_hub: Any) -> Path:
+    """``controller_hub``'s kubeconfig."""
+    path: Path = controller_hub.kubeconfig
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -54,9 +54,9 @@ ABORT_ALL: JSON = {
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AddonEnv]:
+def fleet(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[AddonEnv]:
     """A private hub with simulated clusters cluster1..cluster16 and the addon operator."""
-    environment = AddonEnv(tmp_path_factory.mktemp("addon-abort"))
+    environment = AddonEnv(tmp_path_factory.mktemp("addon-abort"), kind=hub_kind)
     try:
         environment.simulate(FLEET, PROFILE)
         environment.namespace(ADC_NS)

@@ -41,9 +41,9 @@ ADC_NS = "addon-configs"
 
 
 @pytest.fixture(scope="module")
-def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AddonEnv]:
+def agents(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[AddonEnv]:
     """A private hub with simulated clusters cluster1..cluster54 and the addon operator."""
-    environment = AddonEnv(tmp_path_factory.mktemp("addon-agents"))
+    environment = AddonEnv(tmp_path_factory.mktemp("addon-agents"), kind=hub_kind)
     try:
         environment.simulate(FLEET, PROFILE)
         environment.namespace(ADC_NS)

@@ -53,8 +53,8 @@ def desired_hashes(mca: JSON | None) -> dict[str, str]:
 class AddonEnv(ControllerEnv):
     """A local hub (shared or private) and one addon operator."""
 
-    def __init__(self, tmp: Path, hub: Any = None) -> None:
-        super().__init__(tmp, "addon", hub)
+    def __init__(self, tmp: Path, hub: Any = None, *, kind: str = "local") -> None:
+        super().__init__(tmp, "addon", hub, kind=kind)
 
     # -- clusters ---------------------------------------------------------------------------------
     def clusters(self, count: int, prefix: str | None = None, annotations: dict[str, dict[str, str]] | None = None) -> list[str]:
@@ -246,6 +246,7 @@ def default_adc(ns: str, name: str) -> JSON:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, hub: Any) -> Iterator[AddonEnv]:
-    """The addon operator on the session's shared local hub."""
-    yield from operating(AddonEnv(tmp_path_factory.mktemp("addon"), hub))
+def env(tmp_path_factory: pytest.TempPathFactory, controller_hub: Any) -> Iterator[AddonEnv]:
+    """The addon operator on the module's hub (``controller_hub``: the shared local one, or a
+    kube-apiserver of its own)."""
+    yield from operating(AddonEnv(tmp_path_factory.mktemp("addon"), controller_hub))

@@ -33,11 +33,11 @@ READY = 'conditions["ManifestApplied"].status == "True"'
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, hub: Any) -> Iterator[AddonEnv]:
-    """The add-on manager on the shared hub, with the example smoke plugin (validating each add-on
+def env(tmp_path_factory: pytest.TempPathFactory, controller_hub: Any) -> Iterator[AddonEnv]:
+    """The add-on manager on the module's hub, with the example smoke plugin (validating each add-on
     on its 2nd call) registered as ``smoke``."""
     with smoke_plugin("--succeed-after", "2") as port:
-        environment = AddonEnv(tmp_path_factory.mktemp("addon-verified"), hub)
+        environment = AddonEnv(tmp_path_factory.mktemp("addon-verified"), controller_hub)
         environment.operator.plugins = parse_work_config(
             f"plugins:\n  - name: smoke\n    endpoint: http://127.0.0.1:{port}\n", "work-config.yaml"
         )

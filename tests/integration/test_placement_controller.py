@@ -39,8 +39,8 @@ def debug_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def operator(kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
-    runner = PlacementOperator(str(kubeconfig), debug_port=debug_port)
+def operator(controller_kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
+    runner = PlacementOperator(str(controller_kubeconfig), debug_port=debug_port)
     runner.start()
     try:
         yield runner
@@ -49,8 +49,8 @@ def operator(kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
 
 
 @pytest.fixture(scope="module")
-def api(kubeconfig: Path) -> Api:
-    return Api(str(kubeconfig))
+def api(controller_kubeconfig: Path) -> Api:
+    return Api(str(controller_kubeconfig))
 
 
 def barrier(operator: PlacementOperator, api: Api, namespace: str, wait_for: WaitFor) -> None:

@@ -61,8 +61,8 @@ def debug_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def operator(kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
-    runner = PlacementOperator(str(kubeconfig), debug_port=debug_port)
+def operator(controller_kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
+    runner = PlacementOperator(str(controller_kubeconfig), debug_port=debug_port)
     runner.start()
     try:
         yield runner
@@ -71,8 +71,8 @@ def operator(kubeconfig: Path, debug_port: int) -> Iterator[PlacementOperator]:
 
 
 @pytest.fixture(scope="module")
-def api(kubeconfig: Path) -> Api:
-    return Api(str(kubeconfig))
+def api(controller_kubeconfig: Path) -> Api:
+    return Api(str(controller_kubeconfig))
 
 
 class Fleet:
@@ -531,12 +531,12 @@ LIMIT_SECONDS = 5
 
 
 def test_a_score_only_change_is_written_once_the_rate_limit_allows(
-    operator: PlacementOperator, api: Api, fleet: Fleet, wait_for: WaitFor, debug_port: int, kubeconfig: Path
+    operator: PlacementOperator, api: Api, fleet: Fleet, wait_for: WaitFor, debug_port: int, controller_kubeconfig: Path
 ) -> None:
     a = fleet.add("a", score=10)
     b = fleet.add("b", score=20)
     versions = DecisionVersions(fleet.namespace, "limited")
-    monitor = WatchMonitor(str(kubeconfig), PLACEMENT_DECISIONS, [versions.check]).start()
+    monitor = WatchMonitor(str(controller_kubeconfig), PLACEMENT_DECISIONS, [versions.check]).start()
     try:
         spec = {"prioritizerPolicy": ADDON_ONLY, "scoreRateLimit": f"{LIMIT_SECONDS}s"}
         wait_cached(debug_port, fleet.namespace, spec, {a: 10, b: 20}, wait_for)

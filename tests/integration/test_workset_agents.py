@@ -50,10 +50,10 @@ SLOW_FLAKY_PLUGIN = ("--delay", "BeginRollout=0.2", "--delay", "ValidateRolloutC
 
 
 @pytest.fixture(scope="module")
-def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def agents(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Env]:
     """A private hub with simulated clusters cluster1..cluster56, the workset operator, the smoke
     plugin registered as "smoke" and a stand-in Prometheus API."""
-    environment = Env(tmp_path_factory.mktemp("workset-agents"))
+    environment = Env(tmp_path_factory.mktemp("workset-agents"), kind=hub_kind)
     with smoke_plugin(*SLOW_FLAKY_PLUGIN) as port, FakePrometheus() as prometheus:
         environment.operator.plugins = parse_work_config(
             f"plugins:\n  - name: smoke\n    endpoint: http://127.0.0.1:{port}\n", "work-config.yaml"

@@ -34,9 +34,9 @@ ERRORS = (
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def fleet(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Env]:
     """A private hub with simulated clusters cluster1..cluster5 and the workset operator."""
-    yield from simulating(Env(tmp_path_factory.mktemp("workset-apply-failures")), len(CLUSTERS), PROFILE)
+    yield from simulating(Env(tmp_path_factory.mktemp("workset-apply-failures"), kind=hub_kind), len(CLUSTERS), PROFILE)
 
 
 def rollout(env: Env, strategy: JSON, clusters: list[str]) -> str:

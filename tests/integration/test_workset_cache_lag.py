@@ -17,13 +17,13 @@ from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE, Env, conditio
 
 
 def test_a_work_the_cache_has_not_seen_still_holds_its_batch_slot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_kind: str
 ) -> None:
     """The works watch lags: it delivers nothing after its first listing (as a watch far behind
     the API does for a while). A work an earlier instance created after that listing is in the
     API only. The controller must not take the cache's word for it: its cache never reaches the
     API's resourceVersion, so the pass lists the works from the API and finds it."""
-    env = Env(tmp_path)
+    env = Env(tmp_path, kind=hub_kind)
     watch = WatchCache._watch
     listed = threading.Event()
 

@@ -46,8 +46,8 @@ CONFIGMAP_TEMPLATE: JSON = {
 class Env(ControllerEnv):
     """A local hub (shared or private) and one workset operator shared by a test module."""
 
-    def __init__(self, tmp: Path, hub: Any = None) -> None:
-        super().__init__(tmp, "workset", hub)
+    def __init__(self, tmp: Path, hub: Any = None, *, kind: str = "local") -> None:
+        super().__init__(tmp, "workset", hub, kind=kind)
 
     def clusters(self, count: int, prefix: str | None = None) -> list[str]:
         base = prefix or self.unique("cl")
@@ -154,6 +154,7 @@ def summary(obj: JSON | None) -> JSON:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, hub: Any) -> Iterator[Env]:
-    """The workset operator on the session's shared local hub."""
-    yield from operating(Env(tmp_path_factory.mktemp("workset"), hub))
+def env(tmp_path_factory: pytest.TempPathFactory, controller_hub: Any) -> Iterator[Env]:
+    """The workset operator on the module's hub (``controller_hub``: the shared local one, or a
+    kube-apiserver of its own)."""
+    yield from operating(Env(tmp_path_factory.mktemp("workset"), controller_hub))

@@ -32,8 +32,8 @@ PROGRESSIVE_2 = {"type": "Progressive", "progressive": {"maxConcurrency": 2}}
 
 
 @pytest.fixture
-def fence_env(tmp_path: Path) -> Iterator[Env]:
-    environment = Env(tmp_path)  # a private hub; its own operator is never started
+def fence_env(tmp_path: Path, hub_kind: str) -> Iterator[Env]:
+    environment = Env(tmp_path, kind=hub_kind)  # a private hub; its own operator is never started
     try:
         yield environment
     finally:

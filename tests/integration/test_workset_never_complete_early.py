@@ -35,8 +35,8 @@ PROFILE: JSON = {"defaults": {"mode": "rollout", "applyDelay": "30ms", "progress
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[tuple[Env, OperatorThread]]:
-    environment = Env(tmp_path)
+def fleet(tmp_path: Path, hub_kind: str) -> Iterator[tuple[Env, OperatorThread]]:
+    environment = Env(tmp_path, kind=hub_kind)
     operators = OperatorThread(["placement", "workset"], environment.kubeconfig)
     try:
         environment.simulate(FLEET, PROFILE)

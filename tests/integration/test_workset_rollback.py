@@ -80,9 +80,9 @@ PROFILE: JSON = {
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def fleet(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Env]:
     """A private hub with simulated clusters cluster1..cluster24 and the workset operator."""
-    yield from simulating(Env(tmp_path_factory.mktemp("workset-rollback")), FLEET, PROFILE)
+    yield from simulating(Env(tmp_path_factory.mktemp("workset-rollback"), kind=hub_kind), FLEET, PROFILE)
 
 
 # -- helpers -------------------------------------------------------------------------------------

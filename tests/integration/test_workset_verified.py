@@ -49,9 +49,9 @@ def tls_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, 
 
 @pytest.fixture(scope="module")
 def fleet(
-    tmp_path_factory: pytest.TempPathFactory, plugin_port: int, tls_plugin: tuple[int, bytes]
+    tmp_path_factory: pytest.TempPathFactory, plugin_port: int, tls_plugin: tuple[int, bytes], hub_kind: str
 ) -> Iterator[Env]:
-    environment = Env(tmp_path_factory.mktemp("workset-verified"))
+    environment = Env(tmp_path_factory.mktemp("workset-verified"), kind=hub_kind)
     tls_port, wrong_ca = tls_plugin
     environment.operator.plugins = parse_work_config(
         "plugins:\n"
