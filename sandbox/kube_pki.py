@@ -1,9 +1,14 @@
 """The certificates and keys of a real control plane on one machine (``kube_hub``).
 
 A cluster CA (kube-apiserver's client CA, and the CA kube-controller-manager signs
-CertificateSigningRequests with), kube-apiserver's serving certificate for loopback, and the
-service-account signing key pair (ECDSA P-256, which kube-apiserver accepts for both). Kept as
-files in one folder, so that a control plane started again on the same folder (``up --hub
+CertificateSigningRequests with), kube-apiserver's serving certificate for loopback, the
+service-account signing key pair (ECDSA P-256, which kube-apiserver accepts for both), and, as
+kubeadm sets up every cluster, a front-proxy CA with its ``front-proxy-client`` certificate:
+kube-apiserver's request-header authentication (``--requestheader-client-ca-file``, and the
+client certificate it proxies aggregated APIs with), which it publishes in the
+``kube-system/extension-apiserver-authentication`` ConfigMap that controllers built on the
+generic API server library (OCM's among them) read to authenticate calls to their own
+endpoints. Kept as files in one folder, so that a control plane started again on the same folder (``up --hub
 kube-apiserver --data DIR``) keeps its identity and old kubeconfigs keep working.
 """
 
@@ -21,6 +26,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALID_DAYS = 3650
+# The common name of the front proxy's client certificate, kubeadm's (and the one name
+# kube-apiserver's --requestheader-allowed-names lets through).
+FRONT_PROXY_CLIENT = "front-proxy-client"
 SERVING_HOSTS = ("127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")
 
 
@@ -55,6 +63,22 @@ class Pki:
         return self.directory / "sa.pub"
 
     @property
+    def front_proxy_ca_cert(self) -> Path:
+        return self.directory / "front-proxy-ca.crt"
+
+    @property
+    def front_proxy_ca_key(self) -> Path:
+        return self.directory / "front-proxy-ca.key"
+
+    @property
+    def front_proxy_client_cert(self) -> Path:
+        return self.directory / "front-proxy-client.crt"
+
+    @property
+    def front_proxy_client_key(self) -> Path:
+        return self.directory / "front-proxy-client.key"
+
+    @property
     def tokens(self) -> Path:
         """kube-apiserver's ``--token-auth-file``: ``token,user,uid,"groups"`` per line."""
         return self.directory / "tokens.csv"
@@ -62,6 +86,10 @@ class Pki:
     def complete(self) -> bool:
         return all(p.is_file() for p in (self.ca_cert, self.ca_key, self.serving_cert, self.serving_key,
                                          self.sa_key, self.sa_pub, self.tokens))
+
+    def front_proxy_complete(self) -> bool:
+        return all(p.is_file() for p in (self.front_proxy_ca_cert, self.front_proxy_ca_key,
+                                         self.front_proxy_client_cert, self.front_proxy_client_key))
 
     def token(self, user: str) -> str:
         """The static token of ``user`` in the token file."""
@@ -104,26 +132,35 @@ def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
 
 
 def ensure(directory: Path, users: dict[str, tuple[str, ...]]) -> Pki:
-    """The PKI in ``directory``: made when any file is missing, kept otherwise. ``users`` maps
-    each static-token user to its groups; a user missing from an existing token file is added."""
+    """The PKI in ``directory``: made when any file is missing, kept otherwise (the front proxy's
+    on its own, so that a folder from before it keeps its cluster CA). ``users`` maps each
+    static-token user to its groups; a user missing from an existing token file is added."""
     directory.mkdir(parents=True, exist_ok=True)
     pki = Pki(directory)
     if not pki.complete():
         _make(pki)
+    if not pki.front_proxy_complete():
+        _make_front_proxy(pki)
     _ensure_tokens(pki, users)
     return pki
 
 
-def _make(pki: Pki) -> None:
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout kube-apiserver CA")])
-    ca = (
-        _builder(ca_name, ca_name, ca_key.public_key())
+def _ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (
+        _builder(name, name, key.public_key())
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(_key_usage(cert_sign=True), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
     )
+    return key, cert
+
+
+def _make(pki: Pki) -> None:
+    ca_key, ca = _ca("ocm-rollout kube-apiserver CA")
+    ca_name = ca.subject
     key = ec.generate_private_key(ec.SECP256R1())
     names: list[x509.GeneralName] = []
     for host in SERVING_HOSTS:
@@ -149,6 +186,25 @@ def _make(pki: Pki) -> None:
     _write(pki.sa_pub, sa_key.public_key().public_bytes(serialization.Encoding.PEM,
                                                         serialization.PublicFormat.SubjectPublicKeyInfo))
     _write(pki.tokens, b"", private=True)
+
+
+def _make_front_proxy(pki: Pki) -> None:
+    """kubeadm's ``front-proxy-ca`` and ``front-proxy-client`` (kube-apiserver's
+    ``--requestheader-allowed-names``), a client certificate."""
+    ca_key, ca = _ca("ocm-rollout front-proxy CA")
+    key = ec.generate_private_key(ec.SECP256R1())
+    client = (
+        _builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, FRONT_PROXY_CLIENT)]), ca.subject, key.public_key())
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(_key_usage(cert_sign=False), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    _write(pki.front_proxy_ca_key, _pem_key(ca_key), private=True)
+    _write(pki.front_proxy_ca_cert, ca.public_bytes(serialization.Encoding.PEM))
+    _write(pki.front_proxy_client_key, _pem_key(key), private=True)
+    _write(pki.front_proxy_client_cert, client.public_bytes(serialization.Encoding.PEM))
 
 
 def _ensure_tokens(pki: Pki, users: dict[str, tuple[str, ...]]) -> None:
