@@ -405,6 +405,11 @@ class Engine:
                 causes.append(cause("FieldValueForbidden", "data", "Forbidden: field is immutable when `immutable` is set"))
             if not new.get("immutable"):
                 causes.append(cause("FieldValueForbidden", "immutable", "Forbidden: field is immutable when `immutable` is set"))
+        if rt.group == "apps" and rt.kind == "ControllerRevision" and old is not None and new.get("data") != old.get("data"):
+            # kube-apiserver compares the bytes of data as re-encoded; this hub compares the JSON
+            # (docs/behaviour/limits.md)
+            shown = json.dumps(new.get("data"), separators=(",", ":"), sort_keys=True)
+            causes.append(cause("FieldValueInvalid", "data", f"Invalid value: {shown}: field is immutable"))
         if rt.bucket == CRD_BUCKET:
             causes.extend(validate_crd(new))
             if old is not None and not causes:

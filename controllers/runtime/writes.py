@@ -53,6 +53,14 @@ class Writes:
         cache.wrote(updated)
         return updated
 
+    async def replace(self, cache: Cache, body: JSON) -> JSON:
+        """An update (PUT) of ``body`` as a whole, fenced on the resourceVersion it carries."""
+        _, namespace = _name(body)
+        whole = {**body, "apiVersion": cache.resource.api_version, "kind": cache.resource.kind}
+        updated: JSON = await self.kube.replace(cache.resource, whole, namespace)
+        cache.wrote(updated)
+        return updated
+
     async def create(self, cache: Cache, body: JSON, namespace: str | None, *, via: Any = None) -> JSON:
         """Create; AlreadyExists (``Conflict``) and every other error are the caller's."""
         sender = via if via is not None else self.kube

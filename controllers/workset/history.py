@@ -5,7 +5,7 @@ and which old revisions go when the history outgrows ``spec.revisionHistoryLimit
 - The update revision is the newest owned revision whose template equals the spec's (the same
   comparison as a work's spec against the template, ``ocm_rollout.controllers.workset.template``). When it is
   not the newest revision, the template of an older revision came back (an undo): it is raised to
-  the highest number plus one (``revisions.renumber_patch``).
+  the highest number plus one (``revisions.renumbered``, written by an update).
 - Without one, a new revision is created, numbered the highest plus one, named by the template's
   hash; a revision of that name with another template (a hash collision) raises
   ``status.collisionCount``, which is part of the hash, until the name is free.
@@ -26,7 +26,7 @@ from ocm_rollout.controllers.workset.revisions import (
     earlier_numbers,
     live_history,
     number_of,
-    renumber_patch,
+    renumbered,
     revision_body,
     revision_hash,
     revision_name,
@@ -67,7 +67,7 @@ class HistoryStep:
     update: UpdateRevision
     # The ControllerRevision to create (origin CREATED), or None.
     create: JSON | None = None
-    # The merge patch renumbering the update revision (origin UNDONE), or None.
+    # The update revision renumbered, to write whole (origin UNDONE), or None.
     renumber: JSON | None = None
     # status.collisionCount after this step (None: never collided).
     collision_count: int | None = None
@@ -125,7 +125,7 @@ def resolve_update(
             origin=EXISTING if newest else UNDONE,
             brought_back=not newest or bool(earlier_numbers(found)),
         )
-        renumber = None if newest else renumber_patch(found, highest + 1)
+        renumber = None if newest else renumbered(found, highest + 1)
         return HistoryStep(update, renumber=renumber, collision_count=collision_count)
     names = {name_of(r) for r in ordered} | set(taken)
     count = collision_count

@@ -23,6 +23,7 @@ Pure: no I/O. Used by the workset controller and by ``ocm-rollout rollout``.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -135,17 +136,22 @@ def earlier_numbers(revision: Mapping[str, Any]) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip().isdigit()]
 
 
-def renumber_patch(revision: Mapping[str, Any], number: int) -> JSON:
-    """The merge patch making ``revision`` number ``number`` (the newest), recording its old number
-    in the revision-history annotation, fenced on the revision's resourceVersion."""
+def renumbered(revision: Mapping[str, Any], number: int) -> JSON:
+    """``revision`` as a whole, numbered ``number`` (the newest), its old number recorded in the
+    revision-history annotation: the body of an update (PUT), fenced on the resourceVersion it
+    carries.
+
+    Not a patch: kube-apiserver applies a patch to the revision re-encoded as JSON, which rewrites
+    ``data``'s bytes (compact, keys sorted), and then refuses the change to the immutable ``data``
+    that it compares byte for byte. An update sends ``data`` as it was created (by this client's
+    encoder, the same bytes again)."""
     numbers = [*earlier_numbers(revision), number_of(revision)]
-    return {
-        "metadata": {
-            "resourceVersion": meta(revision).get("resourceVersion"),
-            "annotations": {ANNOTATION_REVISION_HISTORY: ",".join(str(n) for n in numbers)},
-        },
-        "revision": number,
-    }
+    body = copy.deepcopy(dict(revision))
+    metadata = body.setdefault("metadata", {})
+    metadata["annotations"] = {**(metadata.get("annotations") or {}),
+                               ANNOTATION_REVISION_HISTORY: ",".join(str(n) for n in numbers)}
+    body["revision"] = number
+    return body
 
 
 def revision_hash(revision: Mapping[str, Any], mwrs_name: str) -> str:

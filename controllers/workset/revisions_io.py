@@ -72,9 +72,8 @@ class RevisionsIO:
             self.taken.pop(key, None)
             await self._tell(body, f"revision {update.number} ({update.name}) records the new template", now)
         elif step.renumber is not None:
-            stub = {"metadata": {"name": update.name, "namespace": namespace}}
             try:
-                await self.runtime.writes.patch(self.cache, stub, step.renumber)
+                await self.runtime.writes.replace(self.cache, step.renumber)
             except (Conflict, NotFound):
                 return False
             await self._tell(

@@ -3,6 +3,7 @@ creates, lists by label and patches them; ``data`` keeps any JSON; owner referen
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubernetes import client
@@ -39,3 +40,22 @@ def test_discovery_lists_controller_revisions(api_client: client.ApiClient) -> N
     resources = api("AppsV1Api", api_client).get_api_resources()
     (found,) = [r for r in resources.resources if r.name == "controllerrevisions"]
     assert (found.kind, found.namespaced) == ("ControllerRevision", True)
+
+
+def test_data_is_immutable_and_an_update_that_keeps_it_renumbers(api_client: client.ApiClient, namespace: str) -> None:
+    apps = api("AppsV1Api", api_client)
+    apps.create_namespaced_controller_revision(namespace, revision("web-1", 1, {"a": "1"}, {}))
+    current = apps.read_namespaced_controller_revision("web-1", namespace)
+    current.revision = 4
+    assert apps.replace_namespaced_controller_revision("web-1", namespace, current).revision == 4
+    current = apps.read_namespaced_controller_revision("web-1", namespace)
+    current.data = {"spec": {"manifestWorkTemplate": {"a": "2"}}}
+    try:
+        apps.replace_namespaced_controller_revision("web-1", namespace, current)
+    except client.ApiException as exc:
+        assert exc.status == 422
+        message = json.loads(exc.body)["message"]
+        assert message.startswith('ControllerRevision.apps "web-1" is invalid: data: Invalid value: {"spec":')
+        assert message.endswith(": field is immutable")
+    else:
+        raise AssertionError("a change of data was accepted")

@@ -92,10 +92,12 @@ def test_undo_renumbers_the_older_revision_as_the_newest() -> None:
     assert step.update.origin == UNDONE and step.update.brought_back
     assert step.update.number == 4
     assert step.create is None
-    assert step.renumber == {
-        "metadata": {"resourceVersion": "11", "annotations": {ANNOTATION_REVISION_HISTORY: "1"}},
-        "revision": 4,
-    }
+    assert step.renumber is not None
+    assert step.renumber["metadata"]["resourceVersion"] == "11"
+    assert step.renumber["metadata"]["annotations"] == {ANNOTATION_REVISION_HISTORY: "1"}
+    assert step.renumber["revision"] == 4
+    # the whole revision, its data as read: an update, never a patch, writes it
+    assert step.renumber["data"] == old["data"] and step.renumber["metadata"]["name"] == old["metadata"]["name"]
     assert step.update.template == template("1")
 
 
