@@ -19,8 +19,11 @@ up: $(STAMP)
 	$(BIN)/ocm-rollout up $(ARGS)
 
 ## Run the whole test suite, one worker per core (pytest-xdist; a file's tests stay on one worker,
-## so a module's `up` or hub fixture starts once).
+## so a module's `up` or hub fixture starts once). First the Go programs it runs (kube-apiserver,
+## etcd, kube-controller-manager, helm, OCM's commands) are built when Go is there, or found cached.
 test: $(STAMP)
+	@if command -v go >/dev/null; then $(PYTHON) -P sandbox/gobuild.py kube-hub helm ocm; \
+	else echo "make test: no Go toolchain: the runs on kube-apiserver, the chart and tests/compat skip (install Go 1.24+)"; fi
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PYTEST_ARGS)
 
 ## The dashboard's screenshots (docs/images/dashboard-*.png), taken by the browser tests that show
@@ -33,7 +36,7 @@ SCREENSHOT_TESTS := \
 
 screenshots: $(STAMP)
 	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider \
-		-rs $(SCREENSHOT_TESTS) $(PYTEST_ARGS)
+		-rs --hubs local $(SCREENSHOT_TESTS) $(PYTEST_ARGS)
 	@ls -l docs/images/dashboard-*.png
 
 ## The Go programs the real-Kubernetes tests and `up --hub kube-apiserver` run, built from their Go

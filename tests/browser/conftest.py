@@ -38,6 +38,7 @@ import yaml
 
 from ocm_rollout.controllers.workset.workbuild import belongs_to, owner_for
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, REPO, Up, eventually
+from tests.hub_kinds import LOCAL, up_args
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -157,8 +158,8 @@ class DashboardHub:
     clusters: int
 
     @classmethod
-    def start(cls, tmp: Path, *, clusters: int, profile: str | None = None) -> DashboardHub:
-        args = ["--clusters", str(clusters), "--dashboard-port", "0", "--no-view"]
+    def start(cls, tmp: Path, *, clusters: int, profile: str | None = None, hub_kind: str = LOCAL) -> DashboardHub:
+        args = [*up_args(hub_kind), "--clusters", str(clusters), "--dashboard-port", "0", "--no-view"]
         if profile:
             args += ["--profile", str(REPO / "examples" / "profiles" / profile)]
         up = Up(tmp, *args)

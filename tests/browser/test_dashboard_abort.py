@@ -37,8 +37,8 @@ ABORT_ANNOTATION = "rollout.ocm-rollout.io/abort"
 
 
 @pytest.fixture(scope="module")
-def hub(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardHub]:
-    started = DashboardHub.start(tmp_path_factory.mktemp("abort"), clusters=6, profile="bad-version.yaml")
+def hub(browser: Browser, tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[DashboardHub]:
+    started = DashboardHub.start(tmp_path_factory.mktemp("abort"), clusters=6, profile="bad-version.yaml", hub_kind=hub_kind)
     yield started
     started.stop()
 

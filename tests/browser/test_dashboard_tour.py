@@ -37,9 +37,9 @@ PAUSE = {"verb": "pause", "kind": "mwrs", "namespace": NS, "name": NAME}
 
 
 @pytest.fixture(scope="module")
-def hub(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardHub]:
+def hub(browser: Browser, tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[DashboardHub]:
     """Six clusters (the default profile: each succeeds), the tour's Placements and MWRS applied."""
-    started = DashboardHub.start(tmp_path_factory.mktemp("tour"), clusters=6)
+    started = DashboardHub.start(tmp_path_factory.mktemp("tour"), clusters=6, hub_kind=hub_kind)
     try:
         started.apply(example("workset/cronjob-placements.yaml") + example("work/manifestworkreplicaset-cronjob.yaml"))
         yield started
