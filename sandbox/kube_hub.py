@@ -48,7 +48,7 @@ from ocm_rollout.sandbox.crd import default_crds
 log = logging.getLogger("sandbox.kube_hub")
 
 LOOPBACK = "127.0.0.1"
-ADMIN_USER = "ocm-rollout-admin"
+ADMIN_USER = "admin"  # as the local hub names its kubeconfig's user
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 # No traffic ever goes to these addresses: kube-apiserver needs a range for Services'

@@ -17,7 +17,7 @@ import yaml
 from ocm_rollout.api import crdgen
 from ocm_rollout.sandbox.server import HubThread
 from tests.e2e.helpers import KUBECTL, REPO, eventually
-from tests.hubs import hub_thread
+from tests.hubs import start_hub
 
 pytestmark = pytest.mark.e2e
 
@@ -72,8 +72,9 @@ def _cases() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
-    handle = hub_thread(kubeconfig=tmp_path_factory.mktemp("kubectl") / "kubeconfig")
+def hub(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Any]:
+    directory = tmp_path_factory.mktemp("kubectl")
+    handle = start_hub(hub_kind, directory, kubeconfig=directory / "kubeconfig")
     yield handle
     handle.stop()
 

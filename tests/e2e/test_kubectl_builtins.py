@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ocm_rollout.sandbox.server import HubThread, run_in_thread
+from ocm_rollout.sandbox.server import HubThread
 from tests.e2e.helpers import KUBECTL
+from tests.hubs import start_hub
 from tests.integration.test_hub_csr import _request_pem
 
 pytestmark = pytest.mark.e2e
@@ -23,8 +24,9 @@ SIGNER = "open-cluster-management.io/addon-signer"
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
-    handle = run_in_thread(kubeconfig=tmp_path_factory.mktemp("kubectl-builtins") / "kubeconfig")
+def hub(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Any]:
+    directory = tmp_path_factory.mktemp("kubectl-builtins")
+    handle = start_hub(hub_kind, directory, kubeconfig=directory / "kubeconfig")
     yield handle
     handle.stop()
 
