@@ -4,7 +4,8 @@
 (examples/addons/tour: an AddOnDeploymentConfig, a Placement and a ClusterManagementAddOn with a
 Placements install strategy and a Progressive rollout) rolls out on both, OCM's processes log no
 request error, and the ClusterManagementAddOn and ManagedClusterAddOn statuses agree field by
-field, read in v1beta1 as OCM's manager reads and writes them.
+field, read in v1beta1 as OCM's manager reads and writes them. The second hub kind to run also
+compares OCM's statuses with those OCM wrote on the first: the same, whichever server answered.
 
 What is left out of the comparison, and why: the order of conditions (a map keyed by type whose
 order only says which writer came first), timestamps (``lastTransitionTime``, the
@@ -138,16 +139,26 @@ def _by_type(key: str, value: Any) -> Any:
     return value
 
 
-def differences(theirs: Any, ours: Any, path: str = "") -> list[str]:
-    """Every path where two statuses differ, with both values."""
+def differences(theirs: Any, ours: Any, path: str = "", names: tuple[str, str] = ("OCM", "ours")) -> list[str]:
+    """Every path where two statuses differ, with both values (named by ``names``)."""
     if isinstance(theirs, dict) and isinstance(ours, dict):
         found: list[str] = []
         for key in sorted(set(theirs) | set(ours)):
-            found += differences(theirs.get(key), ours.get(key), f"{path}.{key}")
+            found += differences(theirs.get(key), ours.get(key), f"{path}.{key}", names)
         return found
     if isinstance(theirs, list) and isinstance(ours, list) and len(theirs) == len(ours):
-        return [d for i, (a, b) in enumerate(zip(theirs, ours, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
-    return [] if theirs == ours else [f"{path}: OCM {theirs!r}, ours {ours!r}"]
+        return [d for i, (a, b) in enumerate(zip(theirs, ours, strict=True))
+                for d in differences(a, b, f"{path}[{i}]", names)]
+    return [] if theirs == ours else [f"{path}: {names[0]} {theirs!r}, {names[1]} {ours!r}"]
+
+
+# What OCM's processes wrote on each hub kind run so far in this process (``make test`` keeps a
+# file's tests on one worker), for the comparison of the two hubs.
+_OCM_ON: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {}
+
+
+def _statuses(cma: dict[str, Any], mcas: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"cma.status": _comparable(cma), **{f"{c}/mca.status": _comparable(m) for c, m in sorted(mcas.items())}}
 
 
 def test_ocm_and_our_addon_managers_give_the_same_status(tmp_path: Path, hub_kind: str) -> None:
@@ -163,3 +174,11 @@ def test_ocm_and_our_addon_managers_give_the_same_status(tmp_path: Path, hub_kin
     for cluster in sorted(ocm_mcas):
         found += differences(_comparable(ocm_mcas[cluster]), _comparable(our_mcas[cluster]), f"{cluster}/mca.status")
     assert found == [], "\n".join(found)
+
+    # OCM's own statuses on this hub and on the other kind (when it ran before): what OCM's
+    # controllers write must not depend on which API server answers them.
+    _OCM_ON[hub_kind] = (ocm_cma, ocm_mcas)
+    for other, (other_cma, other_mcas) in sorted(_OCM_ON.items()):
+        if other != hub_kind:
+            across = differences(_statuses(other_cma, other_mcas), _statuses(ocm_cma, ocm_mcas), "OCM", (other, hub_kind))
+            assert across == [], f"OCM's statuses differ between {other} and {hub_kind}:\n" + "\n".join(across)
