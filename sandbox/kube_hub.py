@@ -44,6 +44,7 @@ import yaml
 
 from ocm_rollout.sandbox import gobuild, kube_pki
 from ocm_rollout.sandbox.crd import default_crds
+from ocm_rollout.sandbox.parent_death import parent_death_hook
 
 log = logging.getLogger("sandbox.kube_hub")
 
@@ -127,8 +128,10 @@ class _Process:
 
     def start(self) -> None:
         self._log = self.log_path.open("ab")
+        # a session of its own (a Ctrl-C reaches its owner, which stops it in order), and ended by
+        # the kernel if its owner dies
         self.popen = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+                                      start_new_session=True, preexec_fn=parent_death_hook())
 
     def check(self) -> None:
         if self.popen is not None and self.popen.poll() is not None:

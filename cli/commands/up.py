@@ -468,7 +468,9 @@ class _RealHub:
     async def start(self) -> None:
         print(f"starting etcd, kube-apiserver and kube-controller-manager in {self.hub.directory} ...",
               file=sys.stderr, flush=True)
-        await asyncio.to_thread(self.hub.start)
+        # On this (the main) thread: its processes end with it when up dies (PR_SET_PDEATHSIG
+        # counts the thread that started them). Nothing else runs yet.
+        self.hub.start()
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.hub.stop)

@@ -18,35 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ocm_rollout.sandbox.parent_death import parent_death_hook
+
 log = logging.getLogger("controllers.up")
 
-PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_SECONDS = 20.0
-
-
-def _parent_death_hook() -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking the kernel to SIGTERM the child when its parent dies (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-    except OSError:
-        return None
-    prctl = libc.prctl
-
-    def hook() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-    return hook
 
 
 @dataclass
@@ -68,7 +51,7 @@ class Child:
             stdout=output,
             stderr=output,
             start_new_session=True,
-            preexec_fn=_parent_death_hook(),
+            preexec_fn=parent_death_hook(),
             pass_fds=self.pass_fds,
         )
 

@@ -19,16 +19,17 @@ import kubernetes
 import pytest
 
 from tests.e2e.helpers import KUBECTL, OCM_ROLLOUT, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def start_up(tmp_path: Path) -> Iterator[Callable[..., Up]]:
+def start_up(tmp_path: Path, hub_kind: str) -> Iterator[Callable[..., Up]]:
     started: list[Up] = []
 
     def start(*args: str) -> Up:
-        up = Up(tmp_path, *args)
+        up = Up(tmp_path, *up_args(hub_kind), *args)
         started.append(up)
         return up
 
