@@ -41,6 +41,7 @@ from ocm_rollout.controllers.addon.configs import Config, DesiredConfigs
 from ocm_rollout.controllers.workset.revisions import revision_body, template_hash
 from ocm_rollout.controllers.workset.workbuild import owner_for
 from tests.e2e.helpers import OCM_ROLLOUT, Up, eventually
+from tests.hub_kinds import up_args
 
 pytestmark = pytest.mark.e2e
 
@@ -159,8 +160,8 @@ async def _seed_addon(kube: Kube) -> None:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    up = Up(tmp_path_factory.mktemp("rollout-cli"), "--clusters", "0", "--controllers", "none", "--no-view")
+def hub(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Hub]:
+    up = Up(tmp_path_factory.mktemp("rollout-cli"), *up_args(hub_kind), "--clusters", "0", "--controllers", "none", "--no-view")
     try:
         kubeconfig = up.wait_kubeconfig()
         kube = Kube(load_client(str(kubeconfig)))
