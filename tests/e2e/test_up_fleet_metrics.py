@@ -12,6 +12,7 @@ import kubernetes
 import pytest
 
 from tests.e2e.helpers import Up, eventually
+from tests.hub_kinds import up_args
 from tests.prometheus_server import free_port, prometheus_binary, running_prometheus, values_by
 
 pytestmark = pytest.mark.e2e
@@ -84,8 +85,8 @@ def test_prometheus_scrapes_each_clusters_metrics_as_its_works_apply(tmp_path: P
             up.stop()
 
 
-def test_up_records_its_endpoints_next_to_the_kubeconfig(tmp_path: Path) -> None:
-    up = Up(tmp_path, "--clusters", "1", "--controllers", "placement", "--no-view")
+def test_up_records_its_endpoints_next_to_the_kubeconfig(tmp_path: Path, hub_kind: str) -> None:
+    up = Up(tmp_path, *up_args(hub_kind), "--clusters", "1", "--controllers", "placement", "--no-view")
     try:
         endpoints_file = up.wait_kubeconfig().parent / "endpoints.json"
         endpoints = eventually(lambda: endpoints_file.exists() and json.loads(endpoints_file.read_text()),
