@@ -118,25 +118,52 @@ manager, or the first one when the add-on manager is disabled (the CRDs still ne
 {{- end }}
 
 {{/*
+The host of conversionWebhook.url (empty without one), as (dict "ips" [...] "dns" [...]): an IP
+address or a DNS name the webhook's certificate must also name.
+*/}}
+{{- define "ocm-rollout.webhookUrlHost" -}}
+{{- $ips := list }}
+{{- $dns := list }}
+{{- with .Values.conversionWebhook.url }}
+{{- $host := (urlParse .).hostname }}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+){3}$|:" $host }}
+{{- $ips = append $ips $host }}
+{{- else }}
+{{- $dns = append $dns $host }}
+{{- end }}
+{{- end }}
+{{- toYaml (dict "ips" $ips "dns" $dns) }}
+{{- end }}
+
+{{/*
 The webhook's serving certificate without cert-manager, as a dict (ca.crt, tls.crt, tls.key):
-the Secret already installed when there is one (an upgrade keeps its CA, so the CRDs' caBundle
-stays valid), else a new CA (10 years) and a certificate for the Service's DNS names.
+the Secret already installed when there is one for the same conversionWebhook.url host (an
+upgrade keeps its CA, so the CRDs' caBundle stays valid), else a new CA (10 years) and a
+certificate for the Service's DNS names and the url's host. The Secret records that host in the
+annotation ocm-rollout.open-cluster-management.io/webhook-url-host (absent: none).
 */}}
 {{- define "ocm-rollout.webhookCertificate" -}}
 {{- $name := include "ocm-rollout.webhookName" . }}
+{{- $urlHost := include "ocm-rollout.webhookUrlHost" . | fromYaml }}
+{{- $hostKey := join "," (concat $urlHost.ips $urlHost.dns) }}
 {{- $existing := lookup "v1" "Secret" .Release.Namespace (printf "%s-tls" $name) }}
-{{- if and $existing (index ($existing.data | default dict) "ca.crt") }}
+{{- $existingHost := "" }}
+{{- if $existing }}
+{{- $existingHost = index ($existing.metadata.annotations | default dict) "ocm-rollout.open-cluster-management.io/webhook-url-host" | default "" }}
+{{- end }}
+{{- if and $existing (index ($existing.data | default dict) "ca.crt") (eq $existingHost $hostKey) }}
 ca.crt: {{ index $existing.data "ca.crt" }}
 tls.crt: {{ index $existing.data "tls.crt" }}
 tls.key: {{ index $existing.data "tls.key" }}
 {{- else }}
 {{- $ca := genCA (printf "%s-ca" $name) 3650 }}
-{{- $dns := list $name (printf "%s.%s" $name .Release.Namespace) (printf "%s.%s.svc" $name .Release.Namespace) (printf "%s.%s.svc.cluster.local" $name .Release.Namespace) }}
-{{- $cert := genSignedCert $name nil $dns 3650 $ca }}
+{{- $dns := concat (list $name (printf "%s.%s" $name .Release.Namespace) (printf "%s.%s.svc" $name .Release.Namespace) (printf "%s.%s.svc.cluster.local" $name .Release.Namespace)) $urlHost.dns }}
+{{- $cert := genSignedCert $name $urlHost.ips $dns 3650 $ca }}
 ca.crt: {{ $ca.Cert | b64enc }}
 tls.crt: {{ $cert.Cert | b64enc }}
 tls.key: {{ $cert.Key | b64enc }}
 {{- end }}
+urlHost: {{ $hostKey | quote }}
 {{- end }}
 
 {{/*
