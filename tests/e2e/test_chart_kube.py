@@ -34,6 +34,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -137,15 +138,9 @@ def start_simulation(hub: ChartHub) -> subprocess.Popen[bytes]:
     """The simulated clusters, as `ocm-rollout up` runs them, with the administrator's kubeconfig."""
     log = (hub.directory / "sim.log").open("wb")
     return subprocess.Popen(
-        [*_python(), "-m", "ocm_rollout.sandbox.sim_main", "--kubeconfig", str(hub.admin), "--clusters", str(len(CLUSTERS))],
+        [sys.executable, "-m", "ocm_rollout.sandbox.sim_main", "--kubeconfig", str(hub.admin), "--clusters", str(len(CLUSTERS))],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=REPO, env=hub.env(),
     )  # fmt: skip
-
-
-def _python() -> list[str]:
-    import sys
-
-    return [sys.executable]
 
 
 def stop(process: subprocess.Popen[bytes] | RunProcess | None) -> None:
@@ -771,7 +766,8 @@ def test_helm_uninstall_removes_the_release_and_keeps_every_crd_and_object(empty
 
 def test_after_uninstall_the_addon_kinds_cannot_be_read_in_v1beta1(empty: EmptyHub) -> None:
     assert empty.v1beta1_after_uninstall.returncode != 0
-    assert "conversion webhook" in empty.v1beta1_after_uninstall.stderr, empty.v1beta1_after_uninstall.stderr
+    assert (f"conversion webhook for {ADDON_GROUP}/v1alpha1, Kind=ClusterManagementAddOn failed"
+            in empty.v1beta1_after_uninstall.stderr), empty.v1beta1_after_uninstall.stderr
 
 
 # -- a hub with OCM's own CRDs --------------------------------------------------------------------
