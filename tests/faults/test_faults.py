@@ -61,8 +61,8 @@ from ocm_rollout.client.kube import (
     MANIFEST_WORKS,
     PLACEMENTS,
 )
-from ocm_rollout.sandbox.server import run_in_thread
 from tests.faults.proxy import FaultProxy, FaultRates, FaultSummary, HungRequest
+from tests.hubs import start_hub
 from tests.integration.helpers import STARTUP_TIMEOUT, Check, RunProcess, WatchMonitor, start_run, wait_until
 from tests.integration.test_addon_agents import applied, at_most
 from tests.integration.test_addon_env import AddonEnv, adc_ref, desired_hashes
@@ -211,10 +211,10 @@ class AddonBound:
 class Scenario:
     """The hub, the fleet, the proxy and the three controller processes of one run."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, hub_kind: str) -> None:
         self.directory = directory
         self.run = FaultRun(directory)
-        self.hub = run_in_thread(kubeconfig=directory / "hub.kubeconfig")
+        self.hub = start_hub(hub_kind, directory, kubeconfig=directory / "hub.kubeconfig")
         assert self.hub.kubeconfig is not None
         self.proxy = FaultProxy(self.hub.kubeconfig, RATES, seed=SEED)
         self.workset = Env(directory, self.hub)
@@ -396,8 +396,8 @@ class Scenario:
         self.hub.stop()
 
 
-def scenario(directory: Path) -> FaultRun:
-    env = Scenario(directory)
+def scenario(directory: Path, hub_kind: str) -> FaultRun:
+    env = Scenario(directory, hub_kind)
     try:
         env.set_up()
         env.roll_under_faults()
@@ -411,8 +411,8 @@ def scenario(directory: Path) -> FaultRun:
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory: pytest.TempPathFactory) -> FaultRun:
-    return scenario(tmp_path_factory.mktemp("faults"))
+def outcome(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> FaultRun:
+    return scenario(tmp_path_factory.mktemp("faults"), hub_kind)
 
 
 @pytest.fixture(autouse=True)

@@ -37,9 +37,9 @@ from ocm_rollout.client.kube import (
     NAMESPACES,
     PLACEMENTS,
 )
-from ocm_rollout.sandbox.server import HubThread, run_in_thread
 from tests.faults.proxy import FaultProxy
 from tests.faults.test_faults import thread_dump
+from tests.hubs import start_hub
 from tests.integration.helpers import STARTUP_TIMEOUT, Api, RunProcess, decide, start_run, wait_until
 from tests.integration.test_addon_env import adc_ref, desired_hashes
 from tests.integration.test_workset_env import CONFIGMAP_TEMPLATE
@@ -63,7 +63,7 @@ class Setting:
     """A hub with two clusters and a decided Placement, and the fault proxy (no faults) before it."""
 
     directory: Path
-    hub: HubThread
+    hub: Any
     proxy: FaultProxy
     api: Api
     kubeconfig: Path
@@ -80,9 +80,9 @@ class Setting:
 
 
 @pytest.fixture(scope="module")
-def setting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting]:
+def setting(tmp_path_factory: pytest.TempPathFactory, hub_kind: str) -> Iterator[Setting]:
     directory = tmp_path_factory.mktemp("hung")
-    hub = run_in_thread(kubeconfig=directory / "hub.kubeconfig")
+    hub = start_hub(hub_kind, directory, kubeconfig=directory / "hub.kubeconfig")
     assert hub.kubeconfig is not None
     proxy = FaultProxy(hub.kubeconfig).start()
     proxy.faults_off()
