@@ -174,11 +174,17 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
 def _staging_replaces(go: str, build: Build, cwd: Path, env: dict[str, str]) -> list[str]:
     """``replace k8s.io/x => k8s.io/x v0.X.Y`` for every staging module k8s.io/kubernetes names."""
     info = json.loads(_run([go, "mod", "download", "-json", f"{build.module}@{build.version}"], cwd, env))
-    text = Path(info["GoMod"]).read_text(encoding="utf-8")
-    staging = sorted(set(re.findall(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", text, re.MULTILINE)))
-    if not staging:
+    lines = staging_replaces(Path(info["GoMod"]).read_text(encoding="utf-8"), build.version)
+    if not lines:
         raise SystemExit(f"gobuild: {build.module}@{build.version}'s go.mod names no staging modules")
-    published = "v0" + build.version[2:]  # v1.34.4 -> v0.34.4
+    return lines
+
+
+def staging_replaces(kubernetes_go_mod: str, version: str) -> list[str]:
+    """The replace lines, one per ``k8s.io/x => ./staging/...`` of k8s.io/kubernetes's go.mod:
+    ``k8s.io/x => k8s.io/x v0.Y.Z`` for release ``v1.Y.Z``."""
+    staging = sorted(set(re.findall(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/", kubernetes_go_mod, re.MULTILINE)))
+    published = "v0" + version[2:]  # v1.34.4 -> v0.34.4
     return [f"\t{module} => {module} {published}" for module in staging]
 
 
