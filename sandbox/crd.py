@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +207,14 @@ def load_crd_files(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
                     elif isinstance(doc, dict) and doc.get("kind") == "List":
                         found.extend(i for i in doc.get("items", []) if i.get("kind") == "CustomResourceDefinition")
     return found
+
+
+def with_conversion_webhook(crd: dict[str, Any], client_config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``crd`` calling the conversion webhook at ``client_config`` (``url``/``service`` and
+    ``caBundle``), when it is converted by a webhook; otherwise ``crd`` as it is."""
+    spec = crd.get("spec") or {}
+    conversion = spec.get("conversion") or {}
+    if client_config is None or conversion.get("strategy") != "Webhook":
+        return crd
+    webhook = {**(conversion.get("webhook") or {}), "clientConfig": dict(client_config)}
+    return {**crd, "spec": {**spec, "conversion": {**conversion, "webhook": webhook}}}

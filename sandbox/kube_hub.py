@@ -43,7 +43,7 @@ from typing import IO, Any
 import yaml
 
 from ocm_rollout.sandbox import gobuild, kube_pki
-from ocm_rollout.sandbox.crd import default_crds
+from ocm_rollout.sandbox.crd import default_crds, with_conversion_webhook
 from ocm_rollout.sandbox.parent_death import parent_death_hook
 
 log = logging.getLogger("sandbox.kube_hub")
@@ -381,21 +381,13 @@ class KubeHub:
         raise StartError(f"kube-apiserver was not ready within {READY_TIMEOUT_SECONDS:.0f} s (last answer: {last!r}); "
                          f"the end of its log:\n{_tail(self.directory / 'logs' / 'kube-apiserver.log')}")
 
-    def _with_webhook(self, crd: dict[str, Any]) -> dict[str, Any]:
-        spec = crd.get("spec") or {}
-        conversion = spec.get("conversion") or {}
-        if self.conversion_webhook is None or conversion.get("strategy") != "Webhook":
-            return crd
-        webhook = {**(conversion.get("webhook") or {}), "clientConfig": dict(self.conversion_webhook)}
-        return {**crd, "spec": {**spec, "conversion": {**conversion, "webhook": webhook}}}
-
     def install_crds(self, crds: Sequence[Mapping[str, Any]]) -> None:
         """Create or update each CRD and wait until every one is Established."""
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         names = []
         refused: list[str] = []
         for raw in crds:
-            crd = self._with_webhook(dict(raw))
+            crd = with_conversion_webhook(dict(raw), self.conversion_webhook)
             name = crd["metadata"]["name"]
             names.append(name)
             body = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

@@ -14,7 +14,6 @@ kube-apiserver --data DIR``) keeps its identity and old kubeconfigs keep working
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import secrets
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from ocm_rollout.sandbox.tls import certificate_builder
 
 VALID_DAYS = 3650
 # The common name of the front proxy's client certificate, kubeadm's (and the one name
@@ -111,19 +112,6 @@ def _write(path: Path, data: bytes, private: bool = False) -> None:
         path.chmod(0o600)
 
 
-def _builder(subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.UTC)
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(public_key)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=VALID_DAYS))
-    )
-
-
 def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
     return x509.KeyUsage(
         digital_signature=True, content_commitment=False, key_encipherment=not cert_sign, data_encipherment=False,
@@ -149,7 +137,7 @@ def _ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     cert = (
-        _builder(name, name, key.public_key())
+        certificate_builder(name, name, key.public_key(), VALID_DAYS)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(_key_usage(cert_sign=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
@@ -169,7 +157,7 @@ def _make(pki: Pki) -> None:
         except ValueError:
             names.append(x509.DNSName(host))
     serving = (
-        _builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]), ca_name, key.public_key())
+        certificate_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]), ca_name, key.public_key(), VALID_DAYS)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_key_usage(cert_sign=False), critical=True)
@@ -194,7 +182,7 @@ def _make_front_proxy(pki: Pki) -> None:
     ca_key, ca = _ca("ocm-rollout front-proxy CA")
     key = ec.generate_private_key(ec.SECP256R1())
     client = (
-        _builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, FRONT_PROXY_CLIENT)]), ca.subject, key.public_key())
+        certificate_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, FRONT_PROXY_CLIENT)]), ca.subject, key.public_key(), VALID_DAYS)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_key_usage(cert_sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)

@@ -40,7 +40,7 @@ from aiohttp import web
 from ocm_rollout.client.collector import tune_collector
 from ocm_rollout.sandbox import cluster_trust, converting, errors, openapi, protobuf, token_review
 from ocm_rollout.sandbox import tls as tls_module
-from ocm_rollout.sandbox.crd import default_crds, load_crd_files
+from ocm_rollout.sandbox.crd import default_crds, load_crd_files, with_conversion_webhook
 from ocm_rollout.sandbox.engine import CRD_BUCKET, Ctx, Engine
 from ocm_rollout.sandbox.errors import ApiError
 from ocm_rollout.sandbox.negotiation import (
@@ -259,12 +259,7 @@ class LocalHub:
 
     def _with_webhook(self, crd: dict[str, Any]) -> dict[str, Any]:
         """``crd`` calling the hub's conversion webhook, when it is converted by one."""
-        spec = crd.get("spec") or {}
-        conversion = spec.get("conversion") or {}
-        if self.conversion_webhook is None or conversion.get("strategy") != "Webhook":
-            return crd
-        webhook = {**(conversion.get("webhook") or {}), "clientConfig": dict(self.conversion_webhook)}
-        return {**crd, "spec": {**spec, "conversion": {**conversion, "webhook": webhook}}}
+        return with_conversion_webhook(crd, self.conversion_webhook)
 
     async def stop(self) -> None:
         if self.engine is not None:

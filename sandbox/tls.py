@@ -38,10 +38,10 @@ class Credentials:
         return ctx
 
 
-def _certificate(
+def certificate_builder(
     subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey, days: int
 ) -> x509.CertificateBuilder:
-    """A certificate valid from five minutes ago for `days` days."""
+    """A certificate valid from five minutes ago for `days` days (also ``kube_pki``'s)."""
     now = datetime.datetime.now(datetime.UTC)
     return (
         x509.CertificateBuilder()
@@ -59,7 +59,7 @@ def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout local hub CA")])
     ca_cert = (
-        _certificate(ca_name, ca_name, ca_key.public_key(), days)
+        certificate_builder(ca_name, ca_name, ca_key.public_key(), days)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -86,7 +86,7 @@ def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
         except ValueError:
             names.append(x509.DNSName(host))
     cert = (
-        _certificate(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout-localhub")]), ca_name, key.public_key(), days)
+        certificate_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout-localhub")]), ca_name, key.public_key(), days)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)

@@ -467,6 +467,17 @@ DASHBOARD_PAGES = ["api/overview", f"api/rollouts/mwrs/{ROLLOUT_NAMESPACE}/{MWRS
                    f"api/placements/{ROLLOUT_NAMESPACE}/{PLACEMENT}", "api/fleet", "healthz"]
 
 
+def stop_all(processes: list[Any]) -> None:
+    """Stop what a scenario started, the last first."""
+    for process in reversed(processes):
+        if isinstance(process, StubPrometheus):
+            process.stop()
+        elif isinstance(process, Balancer):
+            process.close()
+        else:
+            stop(process)
+
+
 def _wait_dashboard_synced(url: str) -> None:
     import urllib.request
 
@@ -628,13 +639,7 @@ def _empty_hub_scenario(hub: ChartHub, work: Path, timings: dict[str, float]) ->
             v1beta1_after_uninstall=v1beta1_after, timings=timings,
         )  # fmt: skip
     finally:
-        for process in reversed(processes):
-            if isinstance(process, StubPrometheus):
-                process.stop()
-            elif isinstance(process, Balancer):
-                process.close()
-            else:
-                stop(process)
+        stop_all(processes)
 
 
 @pytest.fixture(scope="module")
@@ -875,13 +880,7 @@ def _ocm_hub_scenario(hub: ChartHub, work: Path, ocm_crds: list[str], timings: d
             strategy_after=stored["spec"]["placementRefs"][0]["rolloutStrategy"], timings=timings,
         )  # fmt: skip
     finally:
-        for process in reversed(processes):
-            if isinstance(process, StubPrometheus):
-                process.stop()
-            elif isinstance(process, Balancer):
-                process.close()
-            else:
-                stop(process)
+        stop_all(processes)
 
 
 @pytest.fixture(scope="module")
