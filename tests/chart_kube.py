@@ -49,6 +49,7 @@ from ocm_rollout.controllers.runtime.rbac import (
 from ocm_rollout.sandbox import gobuild
 from ocm_rollout.sandbox.kube_hub import KubeHub
 from tests.hub_kinds import KUBE_APISERVER, skip_unless_built
+from tests.hubs import Audited, audit_policy, read_audit
 
 REPO = Path(__file__).resolve().parents[1]
 CHART = REPO / "charts" / "ocm-rollout"
@@ -56,17 +57,8 @@ BIN = Path(sys.executable).parent
 KUBECTL = BIN / "kubectl"
 # The image's entrypoint (Dockerfile): `ocm-rollout run`; a container's `command` replaces it.
 IMAGE_ENTRYPOINT = ["ocm-rollout", "run"]
-# The annotations kube-apiserver's authorizer leaves on an audit event.
-DECISION = "authorization.k8s.io/decision"
-REASON = "authorization.k8s.io/reason"
-# Every request of a ServiceAccount, once its response has started (a watch is recorded as it
-# begins, not only when it ends); nothing of anyone else.
-AUDIT_POLICY = {
-    "apiVersion": "audit.k8s.io/v1",
-    "kind": "Policy",
-    "omitStages": ["RequestReceived"],
-    "rules": [{"level": "Metadata", "userGroups": ["system:serviceaccounts"]}, {"level": "None"}],
-}
+# Every request of a ServiceAccount; nothing of anyone else.
+AUDIT_POLICY = audit_policy(groups=["system:serviceaccounts"])
 COMMAND_TIMEOUT = 180.0
 
 
@@ -87,26 +79,6 @@ def skip_unless_ready() -> None:
             f"helm {gobuild.HELM_VERSION} is not built (looked in {gobuild.set_dir('helm')}): build it from its Go "
             "module with `make helm` in the ocm-rollout repository (needs Go 1.24+ and the Go module proxy)"
         )
-
-
-@dataclass(frozen=True)
-class Audited:
-    """One request as kube-apiserver's audit log tells it."""
-
-    user: str
-    verb: str
-    group: str
-    resource: str
-    subresource: str
-    namespace: str
-    name: str
-    uri: str
-    code: int
-    decision: str
-    reason: str
-
-    def request(self) -> Request:
-        return Request(self.verb, self.group, self.resource, self.subresource)
 
 
 class ChartHub:
@@ -198,27 +170,7 @@ class ChartHub:
 
     def audit(self, user: str, *, start: int = 0, end: int | None = None) -> list[Audited]:
         """``user``'s requests (one per request, the first stage logged), from byte ``start`` to ``end``."""
-        with self.audit_log.open("rb") as log:
-            log.seek(start)
-            data = log.read() if end is None else log.read(end - start)
-        seen: set[str] = set()
-        found: list[Audited] = []
-        for line in data.decode(errors="replace").splitlines():
-            if not line.startswith("{"):
-                continue
-            event = json.loads(line)
-            if event.get("user", {}).get("username") != user or event["auditID"] in seen:
-                continue
-            seen.add(event["auditID"])
-            ref = event.get("objectRef") or {}
-            notes = event.get("annotations") or {}
-            found.append(Audited(
-                user=user, verb=event["verb"], group=ref.get("apiGroup", ""), resource=ref.get("resource", ""),
-                subresource=ref.get("subresource", ""), namespace=ref.get("namespace", ""), name=ref.get("name", ""),
-                uri=event["requestURI"], code=int((event.get("responseStatus") or {}).get("code") or 0),
-                decision=notes.get(DECISION, ""), reason=notes.get(REASON, ""),
-            ))  # fmt: skip
-        return found
+        return read_audit(self.audit_log, user, start=start, end=end)
 
 
 def service_account_user(namespace: str, name: str) -> str:

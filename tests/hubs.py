@@ -9,20 +9,29 @@ the test process).
 
 Both handles have ``url``, ``token``, ``port``, ``kubeconfig``, ``kind`` and ``stop()``; only the
 embedded one has ``hub.store`` and ``call``/``run`` on its loop (tests of its internals).
+``kube_hub(..., audited_users=[...])`` keeps kube-apiserver's audit log of those users' requests:
+``handle.records(user)`` reads it (``Audited``: the attributes of the local hub's request records
+that an RBAC rule is matched against); ``read_audit`` and ``audit_policy`` serve other audits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
 import tempfile
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ocm_rollout.api.addon_conversion import review
 from ocm_rollout.controllers.runtime import webhook
+from ocm_rollout.controllers.runtime.rbac import Request
 from ocm_rollout.sandbox import tls
 from ocm_rollout.sandbox.kube_hub import KubeHub
 from ocm_rollout.sandbox.server import HubThread, run_in_thread
@@ -60,6 +69,81 @@ def _webhook(creds: tls.Credentials) -> tuple[webhook.WebhookServer, dict[str, A
     return server, client_config
 
 
+# The annotations kube-apiserver's authorizer leaves on an audit event.
+DECISION = "authorization.k8s.io/decision"
+REASON = "authorization.k8s.io/reason"
+
+
+@dataclass(frozen=True)
+class Audited:
+    """One request as kube-apiserver's audit log tells it."""
+
+    user: str
+    verb: str
+    group: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    uri: str
+    code: int
+    decision: str
+    reason: str
+
+    def request(self) -> Request:
+        return Request(self.verb, self.group, self.resource, self.subresource)
+
+
+def audit_policy(*, users: Sequence[str] = (), groups: Sequence[str] = ()) -> dict[str, Any]:
+    """An audit policy recording the requests of ``users`` and ``groups`` (once the response has
+    started: a watch is recorded as it begins), nothing of anyone else."""
+    rules: list[dict[str, Any]] = []
+    if users:
+        rules.append({"level": "Metadata", "users": list(users)})
+    if groups:
+        rules.append({"level": "Metadata", "userGroups": list(groups)})
+    return {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+            "rules": [*rules, {"level": "None"}]}
+
+
+def audit_args(directory: Path, policy: dict[str, Any]) -> tuple[Path, list[str]]:
+    """The audit log's path and the kube-apiserver flags that write it with ``policy``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    policy_file = directory / "audit-policy.yaml"
+    policy_file.write_text(yaml.safe_dump(policy), encoding="utf-8")
+    log = directory / "audit.log"
+    return log, ["--audit-policy-file", str(policy_file), "--audit-log-path", str(log),
+                 "--audit-log-format", "json", "--audit-log-maxbackup", "0"]
+
+
+def read_audit(path: Path, user: str, *, start: int = 0, end: int | None = None) -> list[Audited]:
+    """``user``'s requests in the audit log ``path`` (one per request, the first stage logged),
+    from byte ``start`` to ``end``."""
+    if not path.exists():
+        return []
+    with path.open("rb") as log:
+        log.seek(start)
+        data = log.read() if end is None else log.read(end - start)
+    seen: set[str] = set()
+    found: list[Audited] = []
+    for line in data.decode(errors="replace").splitlines():
+        if not line.startswith("{"):
+            continue
+        event = json.loads(line)
+        if event.get("user", {}).get("username") != user or event["auditID"] in seen:
+            continue
+        seen.add(event["auditID"])
+        ref = event.get("objectRef") or {}
+        notes = event.get("annotations") or {}
+        found.append(Audited(
+            user=user, verb=event["verb"], group=ref.get("apiGroup", ""), resource=ref.get("resource", ""),
+            subresource=ref.get("subresource", ""), namespace=ref.get("namespace", ""), name=ref.get("name", ""),
+            uri=event["requestURI"], code=int((event.get("responseStatus") or {}).get("code") or 0),
+            decision=notes.get(DECISION, ""), reason=notes.get(REASON, ""),
+        ))  # fmt: skip
+    return found
+
+
 def hub_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> WebhookHubThread:
     """``run_in_thread`` (same arguments), the CRDs converted by a webhook calling one served
     on the hub's loop with ``api.addon_conversion.review``."""
@@ -78,8 +162,9 @@ class KubeHubHandle:
     kind = KUBE_APISERVER
 
     def __init__(self, hub: KubeHub, server: webhook.WebhookServer, loop: asyncio.AbstractEventLoop,
-                 thread: threading.Thread, kubeconfig: Path | None) -> None:
+                 thread: threading.Thread, kubeconfig: Path | None, audit_log: Path | None = None) -> None:
         self.hub = hub
+        self.audit_log = audit_log
         self.server = server
         self.loop = loop
         self.thread = thread
@@ -101,6 +186,11 @@ class KubeHubHandle:
         self.kubeconfig = self.hub.write_kubeconfig(path)
         return self.kubeconfig
 
+    def records(self, user: str) -> list[Audited]:
+        """``user``'s requests, from the audit log (``kube_hub(audited_users=...)``)."""
+        assert self.audit_log is not None, "started without audited_users"
+        return read_audit(self.audit_log, user)
+
     def call(self, fn: Any) -> Any:
         raise TypeError("a test of the embedded hub's internals (hub.call) cannot run on kube-apiserver")
 
@@ -118,9 +208,15 @@ class KubeHubHandle:
         self.stop()
 
 
-def kube_hub(directory: str | Path, *, kubeconfig: str | Path | None = None, **kwargs: Any) -> KubeHubHandle:
+def kube_hub(directory: str | Path, *, kubeconfig: str | Path | None = None, audited_users: Sequence[str] = (),
+             **kwargs: Any) -> KubeHubHandle:
     """A started ``KubeHub`` in ``directory`` (same keyword arguments), its CRDs converted by a
-    webhook served in this process; its kubeconfig written to ``kubeconfig`` when given."""
+    webhook served in this process; its kubeconfig written to ``kubeconfig`` when given; the
+    requests of ``audited_users`` in an audit log (``records(user)``)."""
+    audit_log = None
+    if audited_users:
+        audit_log, flags = audit_args(Path(directory).parent / "audit", audit_policy(users=audited_users))
+        kwargs["apiserver_args"] = [*kwargs.get("apiserver_args", []), *flags]
     server, client_config = _webhook(tls.generate(["127.0.0.1"]))
     loop = asyncio.new_event_loop()
     started = threading.Event()
@@ -138,7 +234,7 @@ def kube_hub(directory: str | Path, *, kubeconfig: str | Path | None = None, **k
     thread.start()
     started.wait(30)
     hub = KubeHub(directory, conversion_webhook=client_config, **kwargs)
-    handle = KubeHubHandle(hub, server, loop, thread, None)
+    handle = KubeHubHandle(hub, server, loop, thread, None, audit_log)
     try:
         hub.start()
     except BaseException:

@@ -171,6 +171,23 @@ def run_hub(make_hub: Callable[..., HubThread], tmp_path: Path) -> Hub:
 
 
 @pytest.fixture
+def run_any_hub(hub_kind: str, make_hub: Callable[..., HubThread], tmp_path: Path) -> Iterator[Hub]:
+    """``run_hub`` on either hub kind: on kube-apiserver, the users are static-token users in
+    ``system:masters`` and their requests are read back from its audit log."""
+    if hub_kind == LOCAL:
+        tokens = user_tokens()
+        yield with_users(make_hub(record_requests=True, tokens=tokens), tmp_path, tokens)
+        return
+    names = sorted(set(user_tokens().values()))
+    handle = kube_hub(tmp_path / "kube-hub", kubeconfig=tmp_path / "admin.kubeconfig", audited_users=names,
+                      users={name: ("system:masters",) for name in names})
+    try:
+        yield with_users(handle, tmp_path, {handle.hub.user_token(name): name for name in names})
+    finally:
+        handle.stop()
+
+
+@pytest.fixture
 def processes() -> Iterator[list[RunProcess]]:
     started: list[RunProcess] = []
     yield started

@@ -572,7 +572,7 @@ def kubeconfig_for(admin: Path, path: Path, token: str) -> Path:
 
 @dataclass
 class Hub:
-    """A local hub in a thread; ``users`` maps a user name to its kubeconfig."""
+    """A hub (local in a thread, or kube-apiserver); ``users`` maps a user name to its kubeconfig."""
 
     handle: Any
     directory: Path
@@ -589,7 +589,10 @@ class Hub:
         return Api(str(self.admin_kubeconfig))
 
     def records(self, user: str) -> list[Any]:
-        """The hub's request records made with ``user``'s token."""
+        """The hub's request records made with ``user``'s token (on kube-apiserver, its audit log's)."""
+        if getattr(self.handle, "kind", "local") != "local":
+            found: list[Any] = self.handle.records(user)
+            return found
         hub = self.handle.hub
         everything: list[Any] = self.handle.call(lambda: list(hub.requests))
         return [r for r in everything if r.user == user]

@@ -1,4 +1,4 @@
-"""Leader election between two `ocm-rollout run --controllers placement` processes on the local hub.
+"""Leader election between two `ocm-rollout run --controllers placement` processes, on each hub.
 
 Each test sets up a small fleet (two clusters in a set bound to a namespace) and creates
 Placements there; whoever leads schedules them: it creates their PlacementDecision pages, writes
@@ -45,16 +45,16 @@ SCHEDULING = frozenset({"placements", "placementdecisions"})
 
 
 @pytest.fixture
-def fleet(run_hub: Hub) -> Hub:
+def fleet(run_any_hub: Hub) -> Hub:
     """The hub with two clusters in a set bound to ``NS``: every Placement there selects both."""
-    api = run_hub.api()
+    api = run_any_hub.api()
     api.create(NAMESPACES, {"metadata": {"name": NS}})
     api.create(MANAGED_CLUSTER_SETS, {"metadata": {"name": CLUSTER_SET}, "spec": {}})
     for name in CLUSTERS:
         labels = {CLUSTER_SET_LABEL: CLUSTER_SET}
         api.create(MANAGED_CLUSTERS, {"metadata": {"name": name, "labels": labels}, "spec": {"hubAcceptsClient": True}})
     api.create(MANAGED_CLUSTER_SET_BINDINGS, {"metadata": {"name": CLUSTER_SET}, "spec": {"clusterSet": CLUSTER_SET}}, NS)
-    return run_hub
+    return run_any_hub
 
 
 def create_placements(hub: Hub, names: list[str]) -> None:
