@@ -20,12 +20,13 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ocm_rollout.client.kube import PLACEMENTS, Invalid, Resource
-from ocm_rollout.sandbox.server import HubThread
+from tests.hubs import start_hub
 from tests.integration.test_placement_env import Api, PlacementOperator
 
 WaitFor = Callable[..., Any]
@@ -50,6 +51,16 @@ def pre_upgrade_crd(current: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
+def hub(hub_kind: str, tmp_path: Path) -> Iterator[Any]:
+    """An isolated hub of either kind (its Placement CRD is replaced)."""
+    handle = start_hub(hub_kind, tmp_path, kubeconfig=tmp_path / "kubeconfig")
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture
 def operator() -> Iterator[Callable[[str], PlacementOperator]]:
     """Start the placement operator on a hub; stopped after the test (before the hub stops)."""
     started: list[PlacementOperator] = []
@@ -66,9 +77,9 @@ def operator() -> Iterator[Callable[[str], PlacementOperator]]:
 
 
 def test_placement_stored_without_score_coordinate_is_misconfigured(
-    make_hub: Callable[..., HubThread], operator: Callable[[str], PlacementOperator], wait_for: WaitFor
+    hub: Any, operator: Callable[[str], PlacementOperator], wait_for: WaitFor
 ) -> None:
-    handle = make_hub()
+    handle = hub
     assert handle.kubeconfig is not None
     api = Api(str(handle.kubeconfig))
     tag = uuid.uuid4().hex[:6]
