@@ -126,10 +126,6 @@ def _type_schema(tp: Any, facts: _Facts) -> dict[str, Any]:
         if not all(isinstance(v, str) for v in values):
             raise SchemaError(f"non-string literal {tp!r}")
         node = {"type": "string", "enum": values}
-        if facts.max_length is None:
-            # kube-apiserver estimates a CEL rule's cost from maxLength, not from the enum: the
-            # longest value bounds it.
-            node["maxLength"] = max(len(v) for v in values)
     elif tp is str:
         node = {"type": "string"}
     elif tp is bool:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.helpers import Up, eventually
 from tests.e2e.test_up import available_clusters, clusters_api, start_up
+from tests.hub_kinds import LOCAL
 
 pytestmark = pytest.mark.e2e
 __all__ = ["start_up"]  # the fixture, shared with test_up
@@ -68,13 +69,14 @@ def test_agents_and_each_controller_run_in_their_own_process_and_stop_with_up(
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the process tree from /proc")
-def test_a_killed_up_leaves_no_agent_or_controller_behind(start_up: Callable[..., Up]) -> None:
+def test_a_killed_up_leaves_no_agent_or_controller_behind(start_up: Callable[..., Up], hub_kind: str) -> None:
     up = start_up("--clusters", "1", "--no-view")
     api = clusters_api(up.wait_kubeconfig())
     eventually(lambda: available_clusters(api) == ["cluster1"], message="cluster1 available")
     procs = children(up.process.pid)
-    # the registration and the work agents, three controllers, the conversion webhook and the dashboard
-    assert len(procs) == 7, procs
+    # the registration and the work agents, three controllers, the conversion webhook and the
+    # dashboard; on kube-apiserver, also etcd, kube-apiserver and kube-controller-manager
+    assert len(procs) == (7 if hub_kind == LOCAL else 10), procs
     os.kill(up.process.pid, signal.SIGKILL)
     up.process.wait(10)
     deadline = time.monotonic() + 30

@@ -52,6 +52,11 @@ _OLDER_SPELLING = (
     "rolloutType, the older spelling of type in OCM's documentation (the seed's ManifestWorkReplicaSet "
     "example), is accepted and read as type instead of being pruned (which silently rolled out to All)"
 )
+_CEL_COST = (
+    "at most 1,000 items: each one's rolloutStrategy carries a CEL rule (rolloutType agrees with type), and "
+    "kube-apiserver refuses the CRD when the rule's estimated cost times the items an unbounded list may "
+    "hold exceeds its budget (docs/behaviour/limits.md)"
+)
 _ROLLBACK = "revision history and rollback, with OCM enhancement 229's names (not in OCM's API yet)"
 _PLUGIN = (
     "rollout plugin of OCM enhancement 231 (rolloutStrategy.plugin, not in OCM's API yet); shared by "
@@ -96,6 +101,8 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
     ),
     ("ManifestWorkReplicaSet", "v1alpha1", ".spec.placementRefs[].rolloutStrategy.type", "default"): _NO_TYPE_DEFAULT,
     **{("ClusterManagementAddOn", v, f"{_CMA_STRATEGY}.type", "default"): _NO_TYPE_DEFAULT for v in _CMA_VERSIONS},
+    ("ManifestWorkReplicaSet", "v1alpha1", ".spec.placementRefs", "maxItems"): _CEL_COST,
+    **{("ClusterManagementAddOn", v, ".spec.installStrategy.placements", "maxItems"): _CEL_COST for v in _CMA_VERSIONS},
 }
 
 # Paths we define and OCM's CRD does not, each with its reason, keyed by (kind, version, path).
