@@ -112,11 +112,16 @@ def wait_for(
     return wait_until(predicate, timeout=timeout, interval=0.05, message=what, state=state)
 
 
-def holds_for(predicate: Callable[[], bool], seconds: float, *, what: str = "invariant") -> None:
-    """Check ``predicate`` repeatedly for ``seconds`` (to show that something does NOT happen)."""
+def holds_for(
+    predicate: Callable[[], bool], seconds: float, *, what: str = "invariant", state: Callable[[], object] | None = None
+) -> None:
+    """Check ``predicate`` repeatedly for ``seconds`` (to show that something does NOT happen);
+    a failure shows ``state()``, when given."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        assert predicate(), f"{what} broken"
+        if not predicate():
+            shown = "" if state is None else f"; state: {state()!r}"
+            raise AssertionError(f"{what} broken{shown}")
         time.sleep(0.05)
 
 
