@@ -156,35 +156,19 @@ def hub_thread(*, kubeconfig: str | Path | None = None, **kwargs: Any) -> Webhoo
     return handle
 
 
-class KubeHubHandle:
-    """A started ``KubeHub`` and the conversion webhook it calls (on a loop in a thread)."""
+class KubeHubHandle(HubThread):
+    """A started ``KubeHub`` and the conversion webhook it calls (on a loop in a thread); ``url``,
+    ``token``, ``port`` and ``write_kubeconfig`` as a ``HubThread``'s."""
 
     kind = KUBE_APISERVER
+    hub: Any
 
     def __init__(self, hub: KubeHub, server: webhook.WebhookServer, loop: asyncio.AbstractEventLoop,
                  thread: threading.Thread, kubeconfig: Path | None, audit_log: Path | None = None) -> None:
-        self.hub = hub
-        self.audit_log = audit_log
+        super().__init__(hub, loop, thread)  # type: ignore[arg-type]
         self.server = server
-        self.loop = loop
-        self.thread = thread
         self.kubeconfig = kubeconfig
-
-    @property
-    def url(self) -> str:
-        return self.hub.url
-
-    @property
-    def token(self) -> str:
-        return self.hub.token
-
-    @property
-    def port(self) -> int:
-        return self.hub.port
-
-    def write_kubeconfig(self, path: str | Path) -> Path:
-        self.kubeconfig = self.hub.write_kubeconfig(path)
-        return self.kubeconfig
+        self.audit_log = audit_log
 
     def records(self, user: str) -> list[Audited]:
         """``user``'s requests, from the audit log (``kube_hub(audited_users=...)``)."""
@@ -200,12 +184,6 @@ class KubeHubHandle:
             asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(timeout=30)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=30)
-
-    def __enter__(self) -> KubeHubHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def kube_hub(directory: str | Path, *, kubeconfig: str | Path | None = None, audited_users: Sequence[str] = (),
