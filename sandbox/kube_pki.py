@@ -14,7 +14,6 @@ kube-apiserver --data DIR``) keeps its identity and old kubeconfigs keep working
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ocm_rollout.sandbox.tls import certificate_builder
+from ocm_rollout.sandbox.tls import certificate_builder, subject_alt_names
 
 VALID_DAYS = 3650
 # The common name of the front proxy's client certificate, kubeadm's (and the one name
@@ -150,12 +149,7 @@ def _make(pki: Pki) -> None:
     ca_key, ca = _ca("ocm-rollout kube-apiserver CA")
     ca_name = ca.subject
     key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = []
-    for host in SERVING_HOSTS:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
+    names = subject_alt_names(SERVING_HOSTS)
     serving = (
         certificate_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]), ca_name, key.public_key(), VALID_DAYS)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)

@@ -11,6 +11,7 @@ import datetime
 import ipaddress
 import ssl
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,17 @@ def certificate_builder(
     )
 
 
+def subject_alt_names(hosts: Iterable[str]) -> list[x509.GeneralName]:
+    """An IP address entry for each host that is one, a DNS name entry for the others."""
+    names: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    return names
+
+
 def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
     """A CA and a server certificate valid for `hosts` (IP addresses or DNS names)."""
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -79,12 +91,7 @@ def generate(hosts: list[str], *, days: int = 3650) -> Credentials:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = []
-    for host in dict.fromkeys([*hosts, "127.0.0.1", "::1", "localhost"]):
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
+    names = subject_alt_names(dict.fromkeys([*hosts, "127.0.0.1", "::1", "localhost"]))
     cert = (
         certificate_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ocm-rollout-localhub")]), ca_name, key.public_key(), days)
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
