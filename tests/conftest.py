@@ -31,6 +31,31 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("hub_kind", wanted, scope="module", indirect=True)
 
 
+# The order workers take the directories' groups in: the longest scenarios first (a fault run
+# lasts minutes), the many short unit tests last, where they fill the workers' tails.
+LONGEST_FIRST = ("faults", "compat", "e2e", "browser", "integration", "unit")
+
+
+def _rank(item: pytest.Item) -> int:
+    parts = item.nodeid.split("/")
+    top = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+    return LONGEST_FIRST.index(top) if top in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One pytest-xdist group per module and hub kind (``make test`` runs ``--dist loadgroup``): a
+    module's tests share a worker, so its module fixtures start once, but its run on the local hub
+    and its run on kube-apiserver may go to two workers at once. The groups are queued in
+    ``LONGEST_FIRST`` order (a stable sort: a module's own order is kept)."""
+    items.sort(key=_rank)
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        kind = callspec.params.get("hub_kind") if callspec is not None else None
+        group = item.nodeid.split("::", 1)[0] + (f"::{kind}" if kind else "")
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="module")
 def hub_kind(request: pytest.FixtureRequest) -> str:
     kind = str(request.param)

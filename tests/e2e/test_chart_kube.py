@@ -198,6 +198,12 @@ PROVIDER = "stub"
 ORG = "team-a"
 
 
+def events_until(hub: ChartHub, namespace: str, name: str, reason: str) -> list[tuple[str, str]] | None:
+    """The object's events once one has the reason, else None."""
+    found = events(hub, namespace, name)
+    return found if any(r == reason for r, _ in found) else None
+
+
 def work_config_values(prometheus: StubPrometheus) -> dict[str, Any]:
     return {"workConfig": {"metricProviders": [{"name": PROVIDER, "address": prometheus.address, "headers": {"X-Scope-OrgID": ORG}}]}}
 
@@ -518,7 +524,9 @@ def _empty_hub_scenario(hub: ChartHub, work: Path, timings: dict[str, float]) ->
         mark("fleet placed")
         mwrs = roll_out_a_manifest_work_replica_set(hub)
         mark("ManifestWorkReplicaSet rolled out")
-        mwrs_events = events(hub, ROLLOUT_NAMESPACE, MWRS)
+        # Events are posted after the status write that completes the rollout: wait for the last.
+        mwrs_events = eventually(lambda: events_until(hub, ROLLOUT_NAMESPACE, MWRS, "RolloutComplete"),
+                                 timeout=TIMEOUT, message=f"ManifestWorkReplicaSet {MWRS}'s RolloutComplete event")
 
         # The chart README's upgrade: a release that changes the CRDs (applied first), a new image.
         chart = _new_chart_version(work)

@@ -1,8 +1,8 @@
 """Shared fixtures: a running local hub and clients configured for it.
 
 - `controller_hub` (module scope, one run per hub kind: see tests/conftest.py): the hub a
-  module's controllers run on, the shared `hub` or a kube-apiserver of the module's own;
-  `controller_kubeconfig`: its kubeconfig.
+  module's controllers run on, the shared `hub` or the shared kube-apiserver (`shared_kube_hub`,
+  one per session worker, started on first use); `controller_kubeconfig`: its kubeconfig.
 - `hub`: one hub for the whole session (the project's CRDs from `ocm_rollout.api.crdgen`), running in a
   background thread; `hub.url`, `hub.token`, `hub.kubeconfig` (a written kubeconfig path),
   `hub.hub` (the `LocalHub`), `hub.call(fn)` (run `fn` on the hub's loop).
@@ -65,19 +65,24 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubThread]:
     yield from _running_hub(tmp_path_factory.mktemp("hub"))
 
 
-@pytest.fixture(scope="module")
-def controller_hub(hub_kind: str, hub: HubThread, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The hub a module's controllers run on: the session's shared ``hub`` for ``local``, a
-    kube-apiserver of the module's own (``tests.hubs.kube_hub``) for ``kube-apiserver``."""
-    if hub_kind == LOCAL:
-        yield hub
-        return
+@pytest.fixture(scope="session")
+def shared_kube_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One kube-apiserver (with etcd and kube-controller-manager) for the session's worker, started
+    when a module first asks for it: the ``kube-apiserver`` counterpart of ``hub``."""
     directory = tmp_path_factory.mktemp("kube-hub")
     handle = kube_hub(directory / "control-plane", kubeconfig=directory / "kubeconfig")
     try:
         yield handle
     finally:
         handle.stop()
+
+
+@pytest.fixture(scope="module")
+def controller_hub(hub_kind: str, request: pytest.FixtureRequest) -> Any:
+    """The hub a module's controllers run on: the session's shared ``hub`` for ``local``, the
+    session's shared kube-apiserver (``shared_kube_hub``) for ``kube-apiserver``. Modules keep
+    to their own namespaces, names and leases on either, as they always did on the local one."""
+    return request.getfixturevalue("hub" if hub_kind == LOCAL else "shared_kube_hub")
 
 
 @pytest.fixture(scope="module")

@@ -50,6 +50,14 @@ def pre_upgrade_crd(current: dict[str, Any]) -> dict[str, Any]:
     return crd
 
 
+def _created(api: Api, name: str, namespace: str, spec: dict[str, Any]) -> bool:
+    try:
+        api.placement(name, namespace, spec)
+    except Invalid:
+        return False
+    return True
+
+
 @pytest.fixture
 def hub(hub_kind: str, tmp_path: Path) -> Iterator[Any]:
     """An isolated hub of either kind (its Placement CRD is replaced)."""
@@ -99,8 +107,9 @@ def test_placement_stored_without_score_coordinate_is_misconfigured(
     # A hub whose CRD predates the rules stores them.
     current = api.get(CRDS, PLACEMENT_CRD)
     api.kube.request_sync("PUT", CRDS.path(None, PLACEMENT_CRD), body=pre_upgrade_crd(current))
-    api.placement("no-coordinate", namespace, NO_COORDINATE)
-    api.placement("huge-percent", namespace, HUGE_PERCENT)
+    # kube-apiserver swaps a CRD's validation in a moment after the update returns.
+    for name, spec in (("no-coordinate", NO_COORDINATE), ("huge-percent", HUGE_PERCENT)):
+        wait_for(lambda n=name, s=spec: _created(api, n, namespace, s), timeout=TIMEOUT, message=f"{name} stored under the old CRD")
     stored = api.get(PLACEMENTS, "no-coordinate", namespace)
     assert stored["spec"]["prioritizerPolicy"]["configurations"] == [{"weight": 2}]
 
