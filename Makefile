@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
 .PHONY: up test lint venv lock clean screenshots kube-hub helm ocm-binaries go-binaries
 
@@ -19,9 +19,9 @@ venv: $(STAMP)
 up: $(STAMP)
 	$(BIN)/ocm-rollout up $(ARGS)
 
-## Run the whole test suite on pytest-xdist workers, one per core and one more (the scenarios wait on
-## processes and timers as much as they compute). A module's tests on one hub kind stay on one
-## worker, so its `up` or hub fixture starts once (tests/conftest.py: one group per module and kind). First the Go programs it runs (kube-apiserver,
+## Run the whole test suite on pytest-xdist workers, one per core (WORKERS=N for another count). A
+## module's tests on one hub kind stay on one worker, so its `up` or hub fixture starts once
+## (tests/conftest.py: one group per module and kind). First the Go programs it runs (kube-apiserver,
 ## etcd, kube-controller-manager, helm, OCM's commands) are built when Go is there, or found cached.
 test: $(STAMP)
 	@if command -v go >/dev/null; then $(PYTHON) -P sandbox/gobuild.py kube-hub helm ocm; \

@@ -264,6 +264,7 @@ def builtin_types() -> list[ResourceType]:
                 )
             },
             [name_column(), _col("Holder", "spec.holderIdentity"), age_column()],
+            allow_create_on_update=True,
         ),
         _kind(
             "apps",

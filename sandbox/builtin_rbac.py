@@ -287,6 +287,7 @@ def types() -> list[ResourceType]:
             [name_column(), Column("Secrets", "string", lambda o: len(as_list(o.get("secrets")))), age_column()],
             short_names=("sa",),
             strategy=ServiceAccountStrategy(),
+            returns_deleted_object=True,
         ),
         kind_type(
             GROUP,

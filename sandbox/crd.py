@@ -148,7 +148,6 @@ def resource_type_for(crd: dict[str, Any]) -> ResourceType:
         short_names=tuple(names.get("shortNames") or ()),
         categories=tuple(names.get("categories") or ()),
         builtin=False,
-        returns_deleted_object=True,
         has_generation=True,
         webhook=WebhookConfig.from_crd(spec),
     )

@@ -309,7 +309,8 @@ class Engine:
                         "FieldValueInvalid",
                         "metadata.name",
                         f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
-                        "characters or '-', and must start and end with an alphanumeric character",
+                        "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  "
+                        "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                     )
                 )
         elif len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
@@ -318,7 +319,9 @@ class Engine:
                     "FieldValueInvalid",
                     "metadata.name",
                     f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
-                    "characters, '-' or '.', and must start and end with an alphanumeric character",
+                    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+                    "'example.com', regex used for validation is "
+                    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
                 )
             )
         causes.extend(_string_map_causes(meta, "labels", label_value_error))
@@ -334,15 +337,15 @@ class Engine:
                 )
         if old is not None and _meta(old).get("deletionTimestamp"):
             before = set(_meta(old).get("finalizers") or ())
-            for i, fin in enumerate(finalizers or ()):
-                if fin not in before:
-                    causes.append(
-                        cause(
-                            "FieldValueForbidden",
-                            f"metadata.finalizers[{i}]",
-                            "Forbidden: no new finalizers can be added if the object is being deleted",
-                        )
-                    )
+            added = [f for f in finalizers or () if f not in before]
+            if added:
+                # kube-apiserver's wording (the new ones as Go prints a []string), and its two
+                # identical causes: the generic and the kind's own update validation both check it.
+                listed = ", ".join(json.dumps(f) for f in added)
+                forbidden = cause("FieldValueForbidden", "metadata.finalizers",
+                                  "Forbidden: no new finalizers can be added if the object is being deleted, "
+                                  f"found new finalizers []string{{{listed}}}")
+                causes += [forbidden, dict(forbidden)]
         refs = meta.get("ownerReferences")
         if refs is not None and not isinstance(refs, list):
             causes.append(cause("FieldValueTypeInvalid", "metadata.ownerReferences", "Invalid value: must be a list"))

@@ -84,7 +84,8 @@ STALE = "the object has been modified; please apply your changes to the latest v
 
 def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> ApiError:
     """422 Invalid; each cause is {"reason", "message", "field"} as kube-apiserver writes them."""
-    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    # An aggregate's message as Kubernetes writes it: each distinct message once, in order.
+    parts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes))
     if len(parts) == 1:
         summary = parts[0]
     else:

@@ -78,7 +78,8 @@ class ResourceType:
     builtin: bool = True
     # Objects are never stored (reviews): POST returns the computed answer.
     virtual: bool = False
-    # kube-apiserver returns the deleted object (CRs) rather than a Status (most core kinds).
+    # kube-apiserver answers a DELETE that removed the object with the object for a few kinds (a
+    # ServiceAccount), and with a Status for the others, custom resources included.
     returns_deleted_object: bool = False
     allow_create_on_update: bool = False
     # Whether objects carry metadata.generation (CRs, CRDs).

@@ -770,7 +770,8 @@ class LocalHub:
                     "apiVersion": "v1",
                     "metadata": {},
                     "status": "Success",
-                    "details": {"name": meta.get("name"), "group": rt.group, "kind": rt.plural, "uid": meta.get("uid")},
+                    "details": {"name": meta.get("name"), **({"group": rt.group} if rt.group else {}), "kind": rt.plural,
+                                "uid": meta.get("uid")},
                 }
                 if fmt.encoding == PROTOBUF:
                     return _json_response(protobuf.encode_status(status), 200, ctx.warnings, protobuf.CONTENT_TYPE)
@@ -800,8 +801,8 @@ class LocalHub:
         assert self.store is not None
         rt, version = target.rt, target.version
         meta: dict[str, Any] = {"resourceVersion": result.resource_version}
-        if result.cont:
-            meta["continue"] = result.cont
+        if result.cont or not rt.builtin:
+            meta["continue"] = result.cont or ""  # a custom resource list always has one, maybe empty
         if result.remaining is not None:
             meta["remainingItemCount"] = result.remaining
         if fmt.shape == TABLE:
@@ -833,7 +834,11 @@ class LocalHub:
             listing = _listing(target, meta, result.items)
             return web.Response(body=protobuf.encode(listing), content_type=protobuf.CONTENT_TYPE)
         head: bytes = _dumps({"kind": rt.list_kind, "apiVersion": rt.api_version(version), "metadata": meta})
-        if all(a is b for a, b in zip(result.items, result.raw, strict=True)):
+        if rt.builtin:
+            # kube-apiserver leaves a built-in list's items without apiVersion and kind (a custom
+            # resource list's items keep theirs).
+            parts = [_dumps({k: v for k, v in o.items() if k not in ("apiVersion", "kind")}) for o in result.items]
+        elif all(a is b for a, b in zip(result.items, result.raw, strict=True)):
             parts = [self.store.encode_stored(rt.bucket, o) for o in result.raw]
         else:
             parts = [_dumps(o) for o in result.items]
@@ -1099,7 +1104,8 @@ def _json_response(
     """A response with `Warning` headers (a JSON body unless `content_type` says otherwise)."""
     resp = web.Response(status=status, body=body, content_type=content_type)
     for w in warnings:
-        resp.headers.add("Warning", f'299 - "{w}"')
+        quoted = w.replace("\\", "\\\\").replace('"', '\\"')  # a quoted-string, as kube-apiserver writes it
+        resp.headers.add("Warning", f'299 - "{quoted}"')
     return resp
 
 

@@ -33,7 +33,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 # The order workers take the directories' groups in: the longest scenarios first (a fault run
 # lasts minutes), the many short unit tests last, where they fill the workers' tails.
-LONGEST_FIRST = ("faults", "compat", "e2e", "browser", "integration", "unit")
+LONGEST_FIRST = ("faults", "compat", "e2e", "browser", "differential", "integration", "unit")
 
 
 def _rank(item: pytest.Item) -> int:

@@ -80,7 +80,7 @@ def test_ocm_placement_controller_schedules_against_our_hub_without_request_erro
             )
             return clusters if len(clusters) == 2 else None
 
-        clusters = eventually(decided, timeout=60, message="OCM's placement controller to decide two clusters")
+        clusters = eventually(decided, timeout=120, message="OCM's placement controller to decide two clusters")
         assert set(clusters) <= {"cluster1", "cluster2", "cluster3"}
         placement = custom.get_namespaced_custom_object(CLUSTER_GROUP, "v1beta1", "compat", "placements", "two")
         assert (placement.get("status") or {}).get("numberOfSelectedClusters") == 2
