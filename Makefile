@@ -21,12 +21,12 @@ up: $(STAMP)
 
 ## Run the whole test suite on pytest-xdist workers, one per core (WORKERS=N for another count). A
 ## module's tests on one hub kind stay on one worker, so its `up` or hub fixture starts once
-## (tests/conftest.py: one group per module and kind). First the Go programs it runs (kube-apiserver,
+## (tests/conftest.py: one work unit per module and kind). First the Go programs it runs (kube-apiserver,
 ## etcd, kube-controller-manager, helm, OCM's commands) are built when Go is there, or found cached.
 test: $(STAMP)
 	@if command -v go >/dev/null; then $(PYTHON) -P sandbox/gobuild.py kube-hub helm ocm; \
 	else echo "make test: no Go toolchain: the runs on kube-apiserver, the chart and tests/compat skip (install Go 1.24+)"; fi
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
 ## The dashboard's screenshots (docs/images/dashboard-*.png), taken by the browser tests that show
 ## the list, a rollout and a placement (they need Chromium at /usr/bin/chromium).
@@ -37,7 +37,7 @@ SCREENSHOT_TESTS := \
 	tests/browser/test_dashboard_abort.py::test_a_bad_update_aborts_by_itself_and_the_page_names_the_failed_clusters
 
 screenshots: $(STAMP)
-	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider \
+	OCM_ROLLOUT_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -n 2 --dist loadscope -p no:cacheprovider \
 		-rs --hubs local $(SCREENSHOT_TESTS) $(PYTEST_ARGS)
 	@ls -l docs/images/dashboard-*.png
 

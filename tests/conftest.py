@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.hub_kinds import HUB_KINDS, skip_unless_built
@@ -42,18 +44,37 @@ def _rank(item: pytest.Item) -> int:
     return LONGEST_FIRST.index(top) if top in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
-@pytest.hookimpl(trylast=True)
+def xdist_scope(nodeid: str) -> str:
+    """The pytest-xdist work unit of a test: its module and, when it runs on a hub kind, that kind
+    (the kind is in the test id's parameters: ``test_x[kube-apiserver]``, ``test_y[local-0]``)."""
+    module = nodeid.split("::", 1)[0]
+    params = nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else ""
+    for kind in sorted(HUB_KINDS, key=len, reverse=True):
+        if params == kind or params.startswith(kind + "-") or params.endswith("-" + kind) or f"-{kind}-" in params:
+            return f"{module}::{kind}"
+    return module
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` (``make test``) with ``xdist_scope`` as the unit: a module's tests on
+    one hub kind share a worker, so its module fixtures start once, while its run on the local hub
+    and its run on kube-apiserver may go to two workers at once. (pytest-xdist's own ``loadgroup``
+    marks do not reach pytest 9's test ids.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleAndKind(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ModuleAndKind(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """One pytest-xdist group per module and hub kind (``make test`` runs ``--dist loadgroup``): a
-    module's tests share a worker, so its module fixtures start once, but its run on the local hub
-    and its run on kube-apiserver may go to two workers at once. The groups are queued in
-    ``LONGEST_FIRST`` order (a stable sort: a module's own order is kept)."""
+    """The work units are queued in ``LONGEST_FIRST`` order (``--no-loadscope-reorder``; a stable
+    sort: a module's own order is kept)."""
     items.sort(key=_rank)
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        kind = callspec.params.get("hub_kind") if callspec is not None else None
-        group = item.nodeid.split("::", 1)[0] + (f"::{kind}" if kind else "")
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")
