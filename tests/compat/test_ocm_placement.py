@@ -82,8 +82,14 @@ def test_ocm_placement_controller_schedules_against_our_hub_without_request_erro
 
         clusters = eventually(decided, timeout=120, message="OCM's placement controller to decide two clusters")
         assert set(clusters) <= {"cluster1", "cluster2", "cluster3"}
-        placement = custom.get_namespaced_custom_object(CLUSTER_GROUP, "v1beta1", "compat", "placements", "two")
-        assert (placement.get("status") or {}).get("numberOfSelectedClusters") == 2
+
+        # OCM writes the decisions first and the Placement's status after them (another object).
+        def selected() -> int | None:
+            placement = custom.get_namespaced_custom_object(CLUSTER_GROUP, "v1beta1", "compat", "placements", "two")
+            count = (placement.get("status") or {}).get("numberOfSelectedClusters")
+            return count if count == 2 else None
+
+        assert eventually(selected, timeout=60, message="the Placement's status to count two clusters") == 2
 
         time.sleep(max(0.0, RUN_SECONDS - (time.monotonic() - started)))
         assert ocm.running(), f"OCM's placement controller exited:\n{ocm.output()}"
