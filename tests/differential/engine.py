@@ -23,10 +23,10 @@ import http.client
 import json
 import re
 import ssl
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -114,13 +114,11 @@ class HubClient:
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or 443
         self.tokens = dict(tokens)
-        with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as ca_file:
-            ca_file.write(ca_pem)
-        self.context = ssl.create_default_context(cafile=ca_file.name)
+        self.context = ssl.create_default_context(cadata=ca_pem.decode())
 
     @classmethod
     def from_kubeconfig(cls, path: str, tokens: Mapping[str, str] | None = None) -> HubClient:
-        config = yaml.safe_load(open(path, encoding="utf-8"))
+        config = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         cluster = config["clusters"][0]["cluster"]
         admin = config["users"][0]["user"]["token"]
         return cls(cluster["server"], base64.b64decode(cluster["certificate-authority-data"]),
